@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { AppError } from '../http/errors.ts';
+import { hashSecret, SECRET_PREFIX, secretMatches } from '../shared/secrets.ts';
+import type { UserRow } from './users.ts';
+
+export type CredentialKind = 'session' | 'api_key' | 'oauth';
+
+/** Who is calling, and with what. Every protected route and MCP tool receives one. */
+export interface Principal {
+  user: UserRow;
+  kind: CredentialKind;
+  /** Session id, API key id or OAuth token id. */
+  credentialId: string;
+  keyPrefix?: string;
+}
+
+/** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */
+export type CredentialResolver = (db: Kysely<DB>, token: string, now: number) => Promise<Principal | null>;
+
+const invalid = () => new AppError('invalid_credential', 'The credential is unknown, expired or revoked');
+
+/**
+ * The one credential resolver. Looks the secret up by its SHA-256 digest (indexed, unique),
+ * then re-checks the digest in constant time before trusting the row.
+ */
+export async function resolveCredential(
+  db: Kysely<DB>,
+  token: string,
+  now: number,
+  extraResolvers: readonly CredentialResolver[] = [],
+): Promise<Principal> {
+  const hash = hashSecret(token);
+  if (token.startsWith(SECRET_PREFIX.apiKey)) {
+    const row = await db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .selectAll('users')
+      .select(['api_keys.id as key_id', 'api_keys.key_hash', 'api_keys.prefix', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+      .where('api_keys.key_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || !secretMatches(token, row.key_hash)) throw invalid();
+    // last_used_at is informational; write it at most once a minute per key.
+    if (row.last_used_at === null || now - row.last_used_at > 60_000) {
+      await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.key_id).execute();
+    }
+    const { key_id, key_hash: _h, prefix, revoked_at: _r, last_used_at: _l, ...user } = row;
+    return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix };
+  }
+  if (token.startsWith(SECRET_PREFIX.session)) {
+    const row = await db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .selectAll('users')
+      .select(['sessions.id as session_id', 'sessions.token_hash', 'sessions.expires_at', 'sessions.revoked_at'])
+      .where('sessions.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || row.expires_at <= now || !secretMatches(token, row.token_hash)) throw invalid();
+    const { session_id, token_hash: _h, expires_at: _e, revoked_at: _r, ...user } = row;
+    return { user, kind: 'session', credentialId: session_id };
+  }
+  for (const r of extraResolvers) {
+    const p = await r(db, token, now);
+    if (p) return p;
+  }
+  throw invalid();
+}

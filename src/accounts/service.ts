@@ -1,0 +1,174 @@
+import type { Deps } from '../deps.ts';
+import { isUniqueViolation } from '../db/index.ts';
+import { AppError, ValidationFailure } from '../http/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
+import type { Principal } from './credentials.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import { createSession, revokeAllSessions, revokeSession } from './sessions.ts';
+import { findUserByEmail, findUserById, normaliseEmail, toPublicUser, type PublicUser, type UserRow } from './users.ts';
+
+export type Ctx = Pick<Deps, 'database' | 'config' | 'clock' | 'mailer' | 'captcha'>;
+
+export interface RegisterInput {
+  email: string;
+  password: string;
+  name?: string | null | undefined;
+  ref?: string | null | undefined;
+  accepted_data_terms_version?: string | null | undefined;
+  accepted_free_tier_data_terms?: boolean | null | undefined;
+  captcha_response?: string | null | undefined;
+  analytics_distinct_id?: string | null | undefined;
+}
+
+export interface SessionResult {
+  token: string;
+  expires_at: number;
+  user: PublicUser;
+}
+
+/** Hook run inside the transaction that creates an account (billing grants free credits here). */
+export type AccountCreatedHook = (trx: Deps['database']['db'], user: UserRow) => Promise<void>;
+
+async function checkCaptcha(ctx: Ctx, response: string | null | undefined, ip: string): Promise<void> {
+  if (!(await ctx.captcha.verify(response, ip))) {
+    throw new ValidationFailure([{ loc: ['body', 'captcha_response'], msg: 'Captcha verification failed', type: 'captcha_failed' }]);
+  }
+}
+
+export async function register(
+  ctx: Ctx,
+  input: RegisterInput,
+  ip: string,
+  onCreated: AccountCreatedHook[] = [],
+): Promise<SessionResult> {
+  await checkCaptcha(ctx, input.captcha_response, ip);
+  const email = normaliseEmail(input.email);
+  const now = ctx.clock.now();
+  const passwordHash = await hashPassword(input.password);
+  const user: UserRow = {
+    id: newId('usr'),
+    email,
+    name: input.name ?? null,
+    password_hash: passwordHash,
+    role: ctx.config.adminEmails.has(email) ? 'admin' : 'user',
+    ref: input.ref ?? null,
+    accepted_data_terms_version: input.accepted_data_terms_version ?? null,
+    accepted_free_tier_data_terms: input.accepted_free_tier_data_terms == null ? null : input.accepted_free_tier_data_terms ? 1 : 0,
+    analytics_distinct_id: input.analytics_distinct_id ?? null,
+    service_improvement_opt_in: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await ctx.database.db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values(user).execute();
+      for (const hook of onCreated) await hook(trx, user);
+    });
+  } catch (err) {
+    // The unique index decides between two simultaneous registrations: one row, one 409.
+    if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this e-mail already exists');
+    throw err;
+  }
+  const s = await createSession(ctx.database.db, user.id, now, ctx.config.sessionTtlMs);
+  return { token: s.token, expires_at: s.expiresAt, user: toPublicUser(user) };
+}
+
+export async function login(
+  ctx: Ctx,
+  input: { email: string; password: string; captcha_response?: string | null | undefined; analytics_distinct_id?: string | null | undefined },
+  ip: string,
+): Promise<SessionResult> {
+  await checkCaptcha(ctx, input.captcha_response, ip);
+  const db = ctx.database.db;
+  const user = await findUserByEmail(db, input.email);
+  // verifyPassword does the same work for an unknown e-mail, so timing does not tell them apart.
+  const ok = await verifyPassword(user?.password_hash ?? null, input.password);
+  if (!user || !ok) throw new AppError('invalid_credentials', 'Wrong e-mail or password');
+  const now = ctx.clock.now();
+  const updates: Partial<UserRow> = {};
+  if (ctx.config.adminEmails.has(user.email) && user.role !== 'admin') updates.role = 'admin';
+  if (input.analytics_distinct_id && !user.analytics_distinct_id) updates.analytics_distinct_id = input.analytics_distinct_id;
+  if (Object.keys(updates).length > 0) {
+    await db.updateTable('users').set({ ...updates, updated_at: now }).where('id', '=', user.id).execute();
+    Object.assign(user, updates);
+  }
+  const s = await createSession(db, user.id, now, ctx.config.sessionTtlMs);
+  return { token: s.token, expires_at: s.expiresAt, user: toPublicUser(user) };
+}
+
+export async function logout(ctx: Ctx, principal: Principal): Promise<void> {
+  if (principal.kind === 'session') await revokeSession(ctx.database.db, principal.credentialId, ctx.clock.now());
+}
+
+const RESET_TTL_MS = 3600_000;
+
+/** Always succeeds from the caller's point of view, so it cannot be used to probe for accounts. */
+export async function forgotPassword(ctx: Ctx, email: string): Promise<void> {
+  const user = await findUserByEmail(ctx.database.db, email);
+  if (!user) return;
+  const token = newSecret(SECRET_PREFIX.reset);
+  const now = ctx.clock.now();
+  await ctx.database.db
+    .insertInto('password_resets')
+    .values({ id: newId('pwr'), user_id: user.id, token_hash: hashSecret(token), created_at: now, expires_at: now + RESET_TTL_MS, used_at: null })
+    .execute();
+  const link = `${ctx.config.publicBaseUrl}/reset-password?token=${encodeURIComponent(token)}`;
+  await ctx.mailer.send({
+    to: user.email,
+    subject: 'Reset your password',
+    text: `Someone asked to reset the password of this account.\n\nOpen this link within one hour to choose a new password:\n${link}\n\nThe link works once. If you did not ask for it, ignore this mail.\n`,
+  });
+}
+
+export async function resetPassword(ctx: Ctx, token: string, password: string): Promise<void> {
+  const db = ctx.database.db;
+  const now = ctx.clock.now();
+  const passwordHash = await hashPassword(password);
+  await db.transaction().execute(async (trx) => {
+    // Guarded update: only one use of the token can ever win.
+    const row = await trx
+      .updateTable('password_resets')
+      .set({ used_at: now })
+      .where('token_hash', '=', hashSecret(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning(['user_id'])
+      .executeTakeFirst();
+    if (!row) throw new AppError('invalid_credential', 'The reset link is invalid, used or expired');
+    await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', row.user_id).execute();
+    await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', row.user_id).where('revoked_at', 'is', null).execute();
+  });
+}
+
+export async function getMe(ctx: Ctx, principal: Principal): Promise<PublicUser> {
+  const user = await findUserById(ctx.database.db, principal.user.id);
+  if (!user) throw new AppError('invalid_credential', 'The account no longer exists');
+  return toPublicUser(user);
+}
+
+/**
+ * Deletes the account and everything it owns in one transaction. Child tables reference users
+ * with ON DELETE CASCADE, so later features' rows (usage, identities, tokens) go with it.
+ */
+export async function deleteMe(ctx: Ctx, principal: Principal): Promise<void> {
+  await ctx.database.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('users').where('id', '=', principal.user.id).execute();
+  });
+}
+
+export async function getPrivacy(ctx: Ctx, principal: Principal): Promise<{ service_improvement_opt_in: boolean }> {
+  const user = await findUserById(ctx.database.db, principal.user.id);
+  return { service_improvement_opt_in: user?.service_improvement_opt_in === 1 };
+}
+
+export async function setPrivacy(ctx: Ctx, principal: Principal, optIn: boolean): Promise<{ service_improvement_opt_in: boolean }> {
+  await ctx.database.db
+    .updateTable('users')
+    .set({ service_improvement_opt_in: optIn ? 1 : 0, updated_at: ctx.clock.now() })
+    .where('id', '=', principal.user.id)
+    .execute();
+  return { service_improvement_opt_in: optIn };
+}
+
+export { revokeAllSessions };

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { newId } from '../shared/ids.ts';
+import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
+
+export async function createSession(
+  db: Kysely<DB>,
+  userId: string,
+  now: number,
+  ttlMs: number,
+): Promise<{ id: string; token: string; expiresAt: number }> {
+  const token = newSecret(SECRET_PREFIX.session);
+  const id = newId('ses');
+  await db
+    .insertInto('sessions')
+    .values({ id, user_id: userId, token_hash: hashSecret(token), created_at: now, expires_at: now + ttlMs, revoked_at: null })
+    .execute();
+  return { id, token, expiresAt: now + ttlMs };
+}
+
+export async function revokeSession(db: Kysely<DB>, sessionId: string, now: number): Promise<void> {
+  await db.updateTable('sessions').set({ revoked_at: now }).where('id', '=', sessionId).where('revoked_at', 'is', null).execute();
+}
+
+export async function revokeAllSessions(db: Kysely<DB>, userId: string, now: number): Promise<void> {
+  await db.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+}

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+/**
+ * Configuration is parsed once from the environment at start-up and passed down.
+ * Nothing else reads process.env per request.
+ */
+const csv = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  );
+
+const intFrom = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const envSchema = z.object({
+  PORT: intFrom(8000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v), {
+      message: 'must be a postgres:// URL (leave unset for the embedded SQLite database)',
+    }),
+  PUBLIC_BASE_URL: z.url().optional(),
+  ADMIN_EMAILS: csv,
+  SMTP_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^smtps?:\/\//.test(v), {
+      message: 'must be an smtp:// or smtps:// URL',
+    }),
+  MAIL_FROM: z.string().min(3).default('TSFM <no-reply@localhost>'),
+  SESSION_TTL_DAYS: intFrom(30, 1, 3650),
+  BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  REGIONS: csv,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CAPTCHA_VERIFIER: z.enum(['off', 'hcaptcha', 'turnstile']).default('off'),
+  CAPTCHA_SECRET: z.string().optional(),
+  COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+  publicBaseUrl: string;
+  adminEmails: ReadonlySet<string>;
+  mail: { smtpUrl: string | null; from: string; outboxDir: string };
+  sessionTtlMs: number;
+  bodyLimitBytes: number;
+  regions: string[];
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null };
+  cookieSecure: boolean;
+  trustProxy: boolean;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset, the way shells and .env files usually mean them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  if (e.CAPTCHA_VERIFIER !== 'off' && !e.CAPTCHA_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  CAPTCHA_SECRET: required when CAPTCHA_VERIFIER is set');
+  }
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.DATA_DIR,
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL }
+      : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
+    publicBaseUrl,
+    adminEmails: new Set(e.ADMIN_EMAILS.map((s) => s.toLowerCase())),
+    mail: { smtpUrl: e.SMTP_URL ?? null, from: e.MAIL_FROM, outboxDir: `${e.DATA_DIR}/outbox` },
+    sessionTtlMs: e.SESSION_TTL_DAYS * 24 * 3600 * 1000,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
+    logLevel: e.LOG_LEVEL,
+    captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null },
+    cookieSecure: e.COOKIE_SECURE === 'auto' ? publicBaseUrl.startsWith('https://') : e.COOKIE_SECURE === 'true',
+    trustProxy: e.TRUST_PROXY === 'true',
+  };
+}

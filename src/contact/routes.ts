@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import { principalOf } from '../http/auth.ts';
+import { AUTH_ERRORS, Email, errors } from '../http/schemas.ts';
+import type { ZApp } from '../http/types.ts';
+import { saveContactMessage, sendInvites } from './service.ts';
+
+const ContactRequest = z
+  .object({
+    name: z.string().trim().min(1).max(120),
+    email: Email,
+    message: z.string().trim().min(1).max(2500),
+    company: z.string().max(160).nullish(),
+    topic: z.string().max(160).nullish(),
+    source: z.string().max(64).nullish(),
+    analytics_distinct_id: z.string().max(200).nullish(),
+  })
+  .meta({ id: 'ContactRequest' });
+const ContactResponse = z.object({ id: z.string(), status: z.string(), created_at: z.string() }).meta({ id: 'ContactResponse' });
+
+export const MAX_INVITES_PER_REQUEST = 20;
+const SendInviteRequest = z.object({ emails: z.array(Email).min(1).max(MAX_INVITES_PER_REQUEST) }).meta({ id: 'SendInviteRequest' });
+const SendInviteResponse = z
+  .object({ invites: z.array(z.object({ id: z.string(), email: z.string(), ref: z.string(), created_at: z.string() })) })
+  .meta({ id: 'SendInviteResponse' });
+
+export function registerContactRoutes(app: ZApp, deps: Deps): void {
+  app.post('/api/contact', {
+    schema: { operationId: 'submitContact', tags: ['contact'], body: ContactRequest, response: { 200: ContactResponse, ...errors(422, 429) } },
+    handler: async (req) => saveContactMessage(deps, req.body),
+  });
+
+  app.post('/api/account/invites', {
+    config: { auth: 'user' },
+    schema: { operationId: 'sendInvites', tags: ['account'], security: [{ bearer: [] }], body: SendInviteRequest, response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) } },
+    handler: async (req) => ({ invites: await sendInvites(deps, principalOf(req), req.body.emails) }),
+  });
+}

@@ -1,0 +1,13 @@
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../index.ts';
+import { m0001_accounts } from './0001_accounts.ts';
+
+export interface DialectMigration {
+  // biome-ignore lint: migrations run against a schema that is still changing
+  up(db: Kysely<any>, dialect: Dialect): Promise<void>;
+}
+
+/** One migration set for both dialects; names sort in the order they run. */
+export const migrations: Record<string, DialectMigration> = {
+  '0001_accounts': m0001_accounts,
+};

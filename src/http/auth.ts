@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { resolveCredential, type Principal } from '../accounts/credentials.ts';
+import type { Deps } from '../deps.ts';
+import { AppError } from './errors.ts';
+
+export const SESSION_COOKIE = 'tsfm_session';
+
+/** Per-route authentication requirement, declared in the route's `config.auth`. */
+export type AuthMode = 'public' | 'optional' | 'user' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** The bearer token, or the browser's session cookie; null when neither is sent. */
+export function credentialFrom(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  if (typeof h === 'string' && h.length > 0) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (!m?.[1]) throw new AppError('invalid_credential', 'Authorization header must be "Bearer <token>"');
+    return m[1];
+  }
+  const c = req.cookies?.[SESSION_COOKIE];
+  return c ? c : null;
+}
+
+export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('principal', null);
+  app.addHook('preValidation', async (req) => {
+    const mode = req.routeOptions.config.auth ?? 'public';
+    if (mode === 'public') return;
+    const token = credentialFrom(req);
+    if (token === null) {
+      if (mode === 'optional') return;
+      throw new AppError('missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
+    }
+    req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers);
+    if (mode === 'admin' && req.principal.user.role !== 'admin') {
+      throw new AppError('forbidden', 'This operation needs the administrator role');
+    }
+  });
+}
+
+/** The authenticated caller of a route declared with auth 'user' or 'admin'. */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw new AppError('missing_credential', 'A credential is required');
+  return req.principal;
+}

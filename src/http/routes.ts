@@ -1,0 +1,14 @@
+import { registerAccountRoutes } from '../accounts/routes.ts';
+import { registerContactRoutes } from '../contact/routes.ts';
+import type { Deps } from '../deps.ts';
+import { registerKeyRoutes } from '../keys/routes.ts';
+import { registerSystemRoutes } from '../system/routes.ts';
+import type { ZApp } from './types.ts';
+
+/** Every feature's routes, in one place. */
+export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
+  registerSystemRoutes(app, deps);
+  registerAccountRoutes(app, deps);
+  registerKeyRoutes(app, deps);
+  registerContactRoutes(app, deps);
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { ERROR_CODES } from './errors.ts';
+
+export const ErrorBody = z
+  .object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish() })
+  .meta({ id: 'ErrorResponseBody' });
+
+export const ValidationErrorBody = z
+  .object({
+    detail: z.array(
+      z.object({
+        loc: z.array(z.union([z.string(), z.number().int()])),
+        msg: z.string(),
+        type: z.string(),
+        input: z.unknown().optional(),
+        ctx: z.record(z.string(), z.unknown()).optional(),
+      }),
+    ),
+  })
+  .meta({ id: 'HTTPValidationError' });
+
+/** Error responses for the OpenAPI document of a route. */
+export function errors(...statuses: number[]): Record<number, z.ZodType> {
+  const out: Record<number, z.ZodType> = {};
+  for (const s of statuses) out[s] = s === 422 ? ValidationErrorBody : ErrorBody;
+  return out;
+}
+
+/** The statuses every authenticated route can answer. */
+export const AUTH_ERRORS = [400, 401, 422, 429] as const;
+
+export const Email = z.string().trim().max(320).pipe(z.email());
+export const Password = z.string().min(8).max(1024);
+export const IsoDateTime = z.string().describe('ISO 8601 timestamp');
+export const Ok = z.object({ ok: z.literal(true) });
