@@ -1,0 +1,87 @@
+/**
+ * The engine's contract. The engine runs models on numbers; it knows nothing of HTTP, the
+ * database, accounts or credits (it must not import from src/http, src/db or feature folders).
+ * The forecasting service (src/forecasting) turns API requests into ForecastJobs: it splits
+ * multivariate targets into univariate series, applies context_length, maps nulls to NaN,
+ * derives the season length from `frequency`, and meters the call.
+ */
+
+/** One call to one model over a batch of univariate series. */
+export interface ForecastJob {
+  model: string;
+  /** Univariate series, oldest first. NaN marks a missing observation. */
+  series: number[][];
+  /** Steps to forecast (>= 1). */
+  horizon: number;
+  /** Strictly inside (0, 1), ascending, no duplicates. */
+  quantileLevels: number[];
+  /** Sample paths to return per series; 0 means none. */
+  numSamples: number;
+  /** Season length from the request's frequency; null means "detect it from the data". */
+  seasonLength: number | null;
+  /** Seed for anything random (bootstrap, sampling): the same job gives the same answer. */
+  seed: number;
+}
+
+export interface SeriesForecast {
+  /** Point forecast (mean), `horizon` values. */
+  mean: number[];
+  /** One row per requested level, in the job's order, each `horizon` values; monotone in the level. */
+  quantiles: number[][];
+  /** `numSamples` paths of `horizon` values, present when numSamples > 0. */
+  samples?: number[][];
+  /** What the model decided for this series (season length used, fitted specification, ...). */
+  info?: Record<string, unknown>;
+}
+
+export type ModelKind = 'statistical' | 'neural';
+
+/** What the engine knows about a model; the catalog adds prices and access rules on top. */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  provider: string;
+  family: string;
+  kind: ModelKind;
+  description: string;
+  license: string;
+  supportedTasks: string[];
+  /** Fewest observed points a series needs. */
+  minPoints: number;
+  /** Points the model looks at by default (older ones are dropped). */
+  contextLength: number;
+  /** Most points the model accepts. */
+  maxContextLength: number;
+  /** Longest horizon, or null when unbounded. */
+  maxHorizon: number | null;
+  /** e.g. 'quantiles', 'samples', 'missing_values', 'seasonality', 'multivariate' (channel-wise). */
+  capabilities: string[];
+  /** How quantiles are produced: e.g. 'analytic' (the model's own distribution) or 'conformal'. */
+  quantileMethod: string;
+  /** Whether the model can run now (weights present and verified, for neural models). */
+  available: boolean;
+  /** When not available: how an operator makes it available. */
+  unavailableReason?: string;
+}
+
+export type EngineErrorKind = 'timeout' | 'busy' | 'bad_input' | 'unavailable' | 'unknown_model' | 'failed';
+
+export class EngineError extends Error {
+  readonly kind: EngineErrorKind;
+  /** For bad_input: index of the offending series in the job. */
+  readonly seriesIndex: number | undefined;
+  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number) {
+    super(message);
+    this.name = 'EngineError';
+    this.kind = kind;
+    this.seriesIndex = seriesIndex;
+  }
+}
+
+export interface Engine {
+  /** Every model the engine knows, available or not. */
+  models(): ModelInfo[];
+  /** Runs a job off the event loop. Rejects with EngineError. */
+  forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]>;
+  close(): Promise<void>;
+}
