@@ -85,3 +85,29 @@ export interface Engine {
   forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]>;
   close(): Promise<void>;
 }
+
+/** Files a model needs, pinned by sha256, laid out like the Hugging Face hub under MODELS_DIR. */
+export interface ModelFiles {
+  /** Hub repository, e.g. `ibm-granite/granite-timeseries-ttm-r2`. */
+  repo: string;
+  revision: string;
+  files: { path: string; sha256: string | null; size?: number }[];
+}
+
+/** Where a model finds what it needs at run time (inside a worker thread). */
+export interface ModelEnv {
+  modelsDir: string;
+  /** Intra-op threads a native runtime may use (keeps two cores from being oversubscribed). */
+  threads: number;
+}
+
+/**
+ * One model implementation. The registry (src/engine/registry.ts) lists them; the worker
+ * pool calls `forecast` inside a worker thread.
+ */
+export interface ModelImpl {
+  info: Omit<ModelInfo, 'available' | 'unavailableReason'>;
+  /** Weights to download; absent for models that need none. */
+  files?: ModelFiles;
+  forecast(job: ForecastJob, env: ModelEnv): SeriesForecast[] | Promise<SeriesForecast[]>;
+}

@@ -1,0 +1,7 @@
+import type { ModelImpl } from './types.ts';
+
+/**
+ * Every model the engine can run. Add a model by implementing ModelImpl in its own folder
+ * and listing it here (see docs/adding-a-model.md).
+ */
+export const MODEL_IMPLS: ModelImpl[] = [];
