@@ -5,6 +5,7 @@ import { createCaptchaVerifier, type CaptchaVerifier } from './accounts/captcha.
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { CredentialResolver } from './accounts/credentials.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
+import { unmeteredMeter, type Meter } from './forecasting/metering.ts';
 
 /** Everything the services need, wired once by a plain factory (no DI container). */
 export interface Deps {
@@ -20,6 +21,8 @@ export interface Deps {
   accountCreatedHooks: AccountCreatedHook[];
   /** Catalog size for the status page; the forecasting feature replaces it. */
   modelCount(): { count: number; available: number };
+  /** Credits and usage for every forecast; the billing feature provides the real one. */
+  meter: Meter;
   /** false silences the HTTP logger (tests). */
   logger?: false;
   /** Cleanup run when the app closes. */
@@ -38,6 +41,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     credentialResolvers: overrides.credentialResolvers ?? [],
     accountCreatedHooks: overrides.accountCreatedHooks ?? [],
     modelCount: overrides.modelCount ?? (() => ({ count: 0, available: 0 })),
+    meter: overrides.meter ?? unmeteredMeter,
     async close() {
       await database.close();
     },

@@ -18,6 +18,12 @@ import { registerAuthHook } from './auth.ts';
 import { registerRoutes } from './routes.ts';
 
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeSchemas: Map<string, unknown>;
+  }
+}
+
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
@@ -92,6 +98,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
+  });
+
+  // Each route's declared schemas, by "METHOD /pattern": tests check responses against them.
+  const routeSchemas = new Map<string, unknown>();
+  app.decorate('routeSchemas', routeSchemas);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) routeSchemas.set(`${m} ${route.url}`, route.schema);
   });
 
   registerAuthHook(app, deps);

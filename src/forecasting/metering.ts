@@ -1,0 +1,46 @@
+import type { Principal } from '../accounts/credentials.ts';
+
+/**
+ * The one metering hook every forecast goes through (HTTP, batch items, ensemble, MCP, playground).
+ * The forecasting service computes the exact price before inference (tokens follow from the request,
+ * see docs/forecasting.md), asks the meter to hold it, runs the model, then commits or releases.
+ * The billing feature provides the real implementation; `unmeteredMeter` charges nothing.
+ */
+export type UsageSource = 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground';
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChargeRequest {
+  principal: Principal;
+  requestId: string;
+  source: UsageSource;
+  model: string;
+  usage: Usage;
+  /** Price of the call in credits (integer >= 0). */
+  credits: number;
+}
+
+export interface Hold {
+  /** Inference succeeded: debit and write the usage event, in one transaction, before answering. */
+  commit(outcome: { latencyMs: number }): Promise<void>;
+  /** Inference failed: give the reservation back; nothing is charged. */
+  release(reason: string): Promise<void>;
+}
+
+export interface Meter {
+  /** Throws AppError('no_model_access') when the account may not use the model. */
+  checkModelAccess(principal: Principal, model: string): Promise<void>;
+  /** Reserves the credits with a guarded update, or throws AppError('billing_required'). */
+  hold(req: ChargeRequest): Promise<Hold>;
+}
+
+export const unmeteredMeter: Meter = {
+  async checkModelAccess() {},
+  async hold() {
+    return { async commit() {}, async release() {} };
+  },
+};
