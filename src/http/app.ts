@@ -60,7 +60,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   // JSON bodies: an empty body means "no body" (handy for POST /logout); malformed JSON is a 422.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);

@@ -36,7 +36,7 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       operationId: 'revokeAccountKey',
       tags: ['keys'],
       security: [{ bearer: [] }],
-      params: z.object({ key_id: z.string().min(1).max(100) }),
+      params: z.object({ key_id: z.string().min(1).max(64) }),
       response: { 200: Ok, ...errors(...AUTH_ERRORS, 404) },
     },
     handler: async (req) => {
@@ -49,7 +49,7 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     schema: {
       operationId: 'validateCredential',
       tags: ['auth'],
-      body: ValidateCredentialRequest.optional(),
+      body: ValidateCredentialRequest.nullish(),
       response: { 200: ValidateCredentialResponse, ...errors(400, 401, 422) },
     },
     handler: async (req) => {

@@ -29,6 +29,8 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   overrides?: Partial<Parameters<typeof createDeps>[1]>;
+  /** Extra routes for a test, added before the app is ready. */
+  extraRoutes?: (app: FastifyInstance) => void;
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -41,6 +43,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const mailer = new MemoryMailer();
   const deps = await createDeps(config, { database, mailer, logger: false, ...opts.overrides });
   const app = await buildApp(deps);
+  opts.extraRoutes?.(app);
   await app.ready();
   return {
     app,

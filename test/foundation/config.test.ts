@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  test('defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8000);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.dataDir, './data');
+    assert.deepEqual(c.database, { kind: 'sqlite', path: './data/tsfm.sqlite' });
+    assert.equal(c.publicBaseUrl, 'http://127.0.0.1:8000');
+    assert.equal(c.mail.outboxDir, './data/outbox');
+    assert.equal(c.sessionTtlMs, 30 * 24 * 3600 * 1000);
+  });
+
+  test('DATABASE_URL switches to PostgreSQL; ADMIN_EMAILS are normalised', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://u@h/db', ADMIN_EMAILS: ' A@x.com, b@y.org ,' });
+    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db' });
+    assert.deepEqual([...c.adminEmails], ['a@x.com', 'b@y.org']);
+  });
+
+  test('a bad value stops start-up with a message naming the variable', () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PORT: 'eighty' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [{ PUBLIC_BASE_URL: 'not a url' }, 'PUBLIC_BASE_URL'],
+      [{ SMTP_URL: 'http://mail' }, 'SMTP_URL'],
+      [{ SESSION_TTL_DAYS: '0' }, 'SESSION_TTL_DAYS'],
+      [{ CAPTCHA_VERIFIER: 'hcaptcha' }, 'CAPTCHA_SECRET'],
+    ];
+    for (const [env, name] of cases) {
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name);
+    }
+  });
+});
