@@ -44,6 +44,11 @@ const envSchema = z.object({
   CAPTCHA_SECRET: z.string().optional(),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  MODELS_DIR: z.string().min(1).optional(),
+  INFERENCE_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+  INFERENCE_THREADS: intFrom(1, 1, 64),
+  INFERENCE_TIMEOUT_MS: intFrom(30_000, 100, 3_600_000),
+  INFERENCE_QUEUE: intFrom(256, 1, 100_000),
 });
 
 export type Config = {
@@ -61,6 +66,7 @@ export type Config = {
   captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null };
   cookieSecure: boolean;
   trustProxy: boolean;
+  inference: { modelsDir: string; workers: number | null; threads: number; timeoutMs: number; maxQueue: number };
 };
 
 export class ConfigError extends Error {}
@@ -95,5 +101,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null },
     cookieSecure: e.COOKIE_SECURE === 'auto' ? publicBaseUrl.startsWith('https://') : e.COOKIE_SECURE === 'true',
     trustProxy: e.TRUST_PROXY === 'true',
+    inference: {
+      modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR}/models`,
+      workers: e.INFERENCE_WORKERS ?? null,
+      threads: e.INFERENCE_THREADS,
+      timeoutMs: e.INFERENCE_TIMEOUT_MS,
+      maxQueue: e.INFERENCE_QUEUE,
+    },
   };
 }

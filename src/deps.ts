@@ -6,6 +6,8 @@ import { systemClock, type Clock } from './shared/clock.ts';
 import type { CredentialResolver } from './accounts/credentials.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
 import { unmeteredMeter, type Meter } from './forecasting/metering.ts';
+import type { Engine } from './engine/types.ts';
+import { Catalog } from './catalog/catalog.ts';
 
 /** Everything the services need, wired once by a plain factory (no DI container). */
 export interface Deps {
@@ -19,8 +21,8 @@ export interface Deps {
   credentialResolvers: CredentialResolver[];
   /** Run inside the transaction that creates an account (free credits are granted there). */
   accountCreatedHooks: AccountCreatedHook[];
-  /** Catalog size for the status page; the forecasting feature replaces it. */
-  modelCount(): { count: number; available: number };
+  engine: Engine;
+  catalog: Catalog;
   /** Credits and usage for every forecast; the billing feature provides the real one. */
   meter: Meter;
   /** false silences the HTTP logger (tests). */
@@ -31,7 +33,10 @@ export interface Deps {
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
+  const engine = overrides.engine ?? (await defaultEngine(config));
   const deps: Deps = {
+    engine,
+    catalog: overrides.catalog ?? new Catalog(engine),
     config,
     database,
     mailer: overrides.mailer ?? createMailer(config.mail),
@@ -40,12 +45,16 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [],
     accountCreatedHooks: overrides.accountCreatedHooks ?? [],
-    modelCount: overrides.modelCount ?? (() => ({ count: 0, available: 0 })),
     meter: overrides.meter ?? unmeteredMeter,
     async close() {
+      await engine.close();
       await database.close();
     },
   };
   if (overrides.logger === false) deps.logger = false;
   return deps;
+}
+
+async function defaultEngine(_config: Config): Promise<Engine> {
+  throw new Error('no engine configured');
 }

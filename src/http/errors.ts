@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   unsupported_media_type: 415,
   request_rejected: 422,
+  validation_error: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
   grpc_error: 502,

@@ -1,4 +1,6 @@
 import { registerAccountRoutes } from '../accounts/routes.ts';
+import { registerCatalogRoutes } from '../catalog/routes.ts';
+import { registerForecastRoutes } from '../forecasting/routes.ts';
 import { registerContactRoutes } from '../contact/routes.ts';
 import type { Deps } from '../deps.ts';
 import { registerKeyRoutes } from '../keys/routes.ts';
@@ -11,4 +13,6 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerAccountRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerContactRoutes(app, deps);
+  registerCatalogRoutes(app, deps);
+  registerForecastRoutes(app, deps);
 }

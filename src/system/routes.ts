@@ -25,7 +25,7 @@ export function registerSystemRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'getSystemStatus', tags: ['system'], response: { 200: SystemStatus } },
     handler: async () => {
       const reachable = await deps.database.ping();
-      const models = deps.modelCount();
+      const models = deps.catalog.counts();
       return {
         status: reachable ? ('ok' as const) : ('degraded' as const),
         version: pkg.version,

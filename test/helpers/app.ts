@@ -10,6 +10,7 @@ import { createDeps, type Deps } from '../../src/deps.ts';
 import { openDatabase, type DatabaseTarget } from '../../src/db/index.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { MemoryMailer } from '../../src/mail/mailer.ts';
+import { FakeEngine } from './fake-engine.ts';
 
 /**
  * Tests run on SQLite by default, and on PostgreSQL when TEST_DATABASE_URL is set
@@ -41,7 +42,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   if (TEST_DATABASE_URL) target = { kind: 'postgres', url: TEST_DATABASE_URL, schema };
   const database = await openDatabase(target);
   const mailer = new MemoryMailer();
-  const deps = await createDeps(config, { database, mailer, logger: false, ...opts.overrides });
+  const deps = await createDeps(config, { database, mailer, logger: false, engine: new FakeEngine(), ...opts.overrides });
   const app = await buildApp(deps);
   opts.extraRoutes?.(app);
   await app.ready();

@@ -1,0 +1,28 @@
+import type { ModelKind } from '../engine/types.ts';
+
+/**
+ * Prices are credits per 1000 tokens, OpenAI/OpenRouter style. A call costs
+ *   credits = max(1, ceil((input_tokens * input_price + output_tokens * output_price) / 1000))
+ * so every successful call costs at least one credit and the price follows the tokens alone.
+ */
+export interface Price {
+  input_credits_per_1k_tokens: number;
+  output_credits_per_1k_tokens: number;
+}
+
+const BY_KIND: Record<ModelKind, Price> = {
+  statistical: { input_credits_per_1k_tokens: 1, output_credits_per_1k_tokens: 5 },
+  neural: { input_credits_per_1k_tokens: 2, output_credits_per_1k_tokens: 10 },
+};
+
+/** Per-model prices where a model differs from its kind's default. */
+const BY_MODEL: Record<string, Price> = {};
+
+export function priceOf(modelId: string, kind: ModelKind): Price {
+  return BY_MODEL[modelId] ?? BY_KIND[kind];
+}
+
+export function creditsFor(price: Price, usage: { input_tokens: number; output_tokens: number }): number {
+  const raw = usage.input_tokens * price.input_credits_per_1k_tokens + usage.output_tokens * price.output_credits_per_1k_tokens;
+  return Math.max(1, Math.ceil(raw / 1000));
+}

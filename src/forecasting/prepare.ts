@@ -1,0 +1,182 @@
+import type { CatalogModel } from '../catalog/catalog.ts';
+import { AppError, ValidationFailure, type ValidationIssue } from '../http/errors.ts';
+import { parseFrequency, parseStart, type Frequency } from './frequency.ts';
+import type { Usage } from './metering.ts';
+import { LIMITS, type ForecastRequestT } from './schemas.ts';
+
+export const DEFAULT_QUANTILES = [0.1, 0.5, 0.9];
+
+/** One input after validation: a steps × variates matrix (NaN = missing), cut to the context. */
+export interface PreparedInput {
+  /** variates[v][t] */
+  variates: number[][];
+  originalLength: number;
+  truncated: boolean;
+  observedPoints: number;
+  start: Date | null;
+  itemId: unknown;
+  metadata: Record<string, unknown> | null;
+  ignoredCovariates: string[];
+}
+
+export interface PreparedForecast {
+  model: CatalogModel;
+  inputs: PreparedInput[];
+  horizon: number;
+  /** As requested (order kept); the engine gets them sorted. */
+  quantileLevels: number[];
+  numSamples: number;
+  frequency: Frequency | null;
+  usage: Usage;
+  metadata: Record<string, unknown> | null;
+}
+
+const at = (...loc: (string | number)[]) => ['body', ...loc];
+
+/**
+ * Checks everything the schema cannot (shapes across fields, limits, the model's needs) and
+ * turns the request into engine-ready series. Problems are reported all at once as 422 detail,
+ * except size limits, which are 413 request_too_large.
+ */
+export function prepareForecast(req: ForecastRequestT, model: CatalogModel): PreparedForecast {
+  const p: Partial<NonNullable<ForecastRequestT['parameters']>> = req.parameters ?? {};
+  const issues: ValidationIssue[] = [];
+  const horizon = p.prediction_length ?? 24;
+
+  if (req.inputs.length > LIMITS.maxInputs) {
+    throw new AppError('request_too_large', `At most ${LIMITS.maxInputs} inputs per request (got ${req.inputs.length})`);
+  }
+  const freqCode = p.frequency ?? p.freq ?? null;
+  let frequency: Frequency | null = null;
+  if (freqCode !== null) {
+    frequency = parseFrequency(freqCode);
+    if (!frequency) {
+      issues.push({
+        loc: at('parameters', p.frequency != null ? 'frequency' : 'freq'),
+        msg: `Unknown frequency '${freqCode}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, MS, M, QS, Q, YS, Y`,
+        type: 'value_error',
+        input: freqCode,
+      });
+    }
+  }
+  const levelsRaw = p.quantile_levels ?? p.quantiles ?? DEFAULT_QUANTILES;
+  if (new Set(levelsRaw).size !== levelsRaw.length) {
+    issues.push({ loc: at('parameters', p.quantile_levels ? 'quantile_levels' : 'quantiles'), msg: 'Quantile levels must be distinct', type: 'value_error' });
+  }
+  if (model.max_horizon !== null && horizon > model.max_horizon) {
+    issues.push({
+      loc: at('parameters', 'prediction_length'),
+      msg: `Model '${model.id}' forecasts at most ${model.max_horizon} steps`,
+      type: 'less_than_equal',
+      input: horizon,
+      ctx: { maximum: model.max_horizon },
+    });
+  }
+  const contextLimit = Math.min(p.context_length ?? model.context_length, model.max_context_length);
+
+  let totalPoints = 0;
+  const inputs: PreparedInput[] = [];
+  req.inputs.forEach((input, i) => {
+    const target = input.target;
+    if (!target || target.length === 0) {
+      issues.push({ loc: at('inputs', i, 'target'), msg: 'Field required: a non-empty series', type: 'missing' });
+      return;
+    }
+    if (target.length > LIMITS.maxSeriesLength) {
+      throw new AppError('request_too_large', `inputs[${i}].target has ${target.length} steps; at most ${LIMITS.maxSeriesLength} are accepted`);
+    }
+    // Canonical form is [[v...], ...]; a flat [v, ...] is one variate.
+    const flat = target.every((s) => !Array.isArray(s));
+    const nested = target.every((s) => Array.isArray(s));
+    if (!flat && !nested) {
+      issues.push({ loc: at('inputs', i, 'target'), msg: 'Mixes numbers and arrays: use [[v], [v], ...] or [v, v, ...]', type: 'value_error' });
+      return;
+    }
+    const width = flat ? 1 : (target[0] as (number | null)[]).length;
+    const variates: number[][] = Array.from({ length: width }, () => new Array<number>(target.length));
+    for (let t = 0; t < target.length; t++) {
+      const step = target[t];
+      const row = flat ? [step as number | null] : (step as (number | null)[]);
+      if (row.length !== width) {
+        issues.push({ loc: at('inputs', i, 'target', t), msg: `Expected ${width} variates like the first step, got ${row.length}`, type: 'value_error' });
+        return;
+      }
+      for (let v = 0; v < width; v++) (variates[v] as number[])[t] = row[v] ?? Number.NaN;
+    }
+    totalPoints += target.length * width;
+    const originalLength = target.length;
+    const truncated = originalLength > contextLimit;
+    const kept = truncated ? variates.map((s) => s.slice(originalLength - contextLimit)) : variates;
+    let observed = 0;
+    let minObserved = Number.POSITIVE_INFINITY;
+    for (const s of kept) {
+      let n = 0;
+      for (const x of s) if (!Number.isNaN(x)) n++;
+      observed += n;
+      minObserved = Math.min(minObserved, n);
+    }
+    if (minObserved < model.min_points) {
+      issues.push({
+        loc: at('inputs', i, 'target'),
+        msg: `inputs[${i}] has ${minObserved} observed points${width > 1 ? ' in its sparsest variate' : ''}; model '${model.id}' needs at least min_points=${model.min_points}`,
+        type: 'too_short',
+        ctx: { min_points: model.min_points, input_index: i },
+      });
+    }
+
+    let start: Date | null = null;
+    if (input.start != null) {
+      start = parseStart(input.start);
+      if (!start) issues.push({ loc: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
+    }
+
+    const ignored: string[] = [];
+    for (const [name, values] of Object.entries(input.past_covariates ?? {})) {
+      if (values.length !== originalLength) {
+        issues.push({ loc: at('inputs', i, 'past_covariates', name), msg: `Must have one value per target step (${originalLength}), got ${values.length}`, type: 'value_error' });
+      }
+      ignored.push(name);
+    }
+    for (const [name, values] of Object.entries(input.future_covariates ?? {})) {
+      if (values.length !== horizon && values.length !== originalLength + horizon) {
+        issues.push({
+          loc: at('inputs', i, 'future_covariates', name),
+          msg: `Must cover the horizon (${horizon} values) or the context plus the horizon (${originalLength + horizon}), got ${values.length}`,
+          type: 'value_error',
+        });
+      }
+      ignored.push(name);
+    }
+    ignored.push(...Object.keys(input.static_covariates ?? {}));
+
+    const metadata = input.metadata ?? null;
+    const itemId = metadata && 'item_id' in metadata ? metadata.item_id : (input.item_id ?? undefined);
+    inputs.push({
+      variates: kept,
+      originalLength,
+      truncated,
+      observedPoints: observed,
+      start,
+      itemId,
+      metadata,
+      ignoredCovariates: model.uses_covariates ? [] : ignored,
+    });
+  });
+  if (totalPoints > LIMITS.maxTotalPoints) {
+    throw new AppError('request_too_large', `The request holds ${totalPoints} values; at most ${LIMITS.maxTotalPoints} are accepted`);
+  }
+  if (issues.length > 0) throw new ValidationFailure(issues);
+
+  const input_tokens = inputs.reduce((a, x) => a + x.observedPoints, 0);
+  const output_tokens = inputs.reduce((a, x) => a + x.variates.length * horizon, 0);
+  return {
+    model,
+    inputs,
+    horizon,
+    quantileLevels: levelsRaw,
+    numSamples: p.num_samples ?? 0,
+    frequency,
+    usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens },
+    metadata: req.metadata ?? null,
+  };
+}

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { ErrorBody } from '../http/schemas.ts';
+
+/** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
+export const LIMITS = {
+  maxInputs: 1000,
+  maxSeriesLength: 100_000,
+  maxVariates: 100,
+  maxTotalPoints: 2_000_000,
+  maxPredictionLength: 10_000,
+  maxNumSamples: 1000,
+  maxQuantileLevels: 99,
+  maxBatch: 64,
+} as const;
+
+const Value = z.number().nullable();
+const Step = z.union([z.array(Value).min(1).max(LIMITS.maxVariates), Value]);
+
+export const ForecastInput = z
+  .object({
+    target: z
+      .array(Step)
+      .describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.')
+      .optional(),
+    start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
+    past_covariates: z.record(z.string().max(128), z.array(Value)).nullish(),
+    future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish(),
+    static_covariates: z.record(z.string().max(128), z.number()).nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+    item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
+  })
+  .meta({ id: 'ForecastInput' });
+
+export const ForecastParameters = z
+  .object({
+    prediction_length: z.number().int().min(1).max(LIMITS.maxPredictionLength).default(24),
+    frequency: z.string().max(32).nullish(),
+    freq: z.string().max(32).nullish().describe('Alias of frequency.'),
+    quantile_levels: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish(),
+    quantiles: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish().describe('Alias of quantile_levels.'),
+    context_length: z.number().int().min(1).nullish(),
+    num_samples: z.number().int().min(1).max(LIMITS.maxNumSamples).nullish(),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+  })
+  .meta({ id: 'ForecastParameters' });
+
+export const ForecastRequest = z
+  .object({
+    model: z.string().min(1).max(200),
+    inputs: z.array(ForecastInput).min(1),
+    parameters: ForecastParameters.nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .meta({ id: 'ForecastRequest' });
+export type ForecastRequestT = z.infer<typeof ForecastRequest>;
+
+const Matrix = z.array(z.array(z.number()));
+
+export const Prediction = z
+  .object({
+    mean: Matrix,
+    quantile_predictions: z.array(z.object({ level: z.number().gt(0).lt(1), values: Matrix }).meta({ id: 'QuantilePrediction' })).nullable(),
+    samples: z.array(Matrix).nullable(),
+    timestamps: z.array(z.string()).nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'Prediction' });
+
+export const UsageBody = z
+  .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })
+  .meta({ id: 'Usage' });
+
+export const ForecastResponseBody = z
+  .object({
+    id: z.string(),
+    object: z.string(),
+    created: z.number().int(),
+    model: z.string(),
+    provider: z.string(),
+    horizon: z.number().int(),
+    prediction_length: z.number().int().nullable(),
+    quantile_levels: z.array(z.number()),
+    input_points: z.number().int().nullable(),
+    max_context_length: z.number().int().nullable(),
+    truncated_from: z.number().int().nullable(),
+    outputs: z.array(Prediction),
+    usage: UsageBody,
+    latency_ms: z.number().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'ForecastResponseBody' });
+export type ForecastResponse = z.infer<typeof ForecastResponseBody>;
+
+export const BatchItemError = ErrorBody.extend({
+  status: z.number().int(),
+  detail: z.array(z.record(z.string(), z.unknown())).optional(),
+}).meta({ id: 'ForecastBatchItemError' });
+
+export const ForecastBatchRequest = z
+  .object({
+    // Items are validated one by one, so one bad item fails alone.
+    requests: z.array(z.unknown()).min(1).describe(`Array of ForecastRequest (at most ${LIMITS.maxBatch}).`),
+  })
+  .meta({ id: 'ForecastBatchRequest' });
+
+export const ForecastBatchResponseBody = z
+  .object({
+    object: z.string(),
+    data: z.array(
+      z.object({ ok: z.boolean(), result: ForecastResponseBody.nullable(), error: BatchItemError.nullable() }).meta({ id: 'ForecastBatchItemBody' }),
+    ),
+  })
+  .meta({ id: 'ForecastBatchResponseBody' });

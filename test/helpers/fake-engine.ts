@@ -1,0 +1,49 @@
+import { EngineError, type Engine, type ForecastJob, type ModelInfo, type SeriesForecast } from '../../src/engine/types.ts';
+
+/**
+ * A test double of the engine, for the cases the real pool cannot be made to produce on demand
+ * (timeouts, a full queue, a crashing model). Its `echo-last` model repeats the last observed value.
+ */
+export class FakeEngine implements Engine {
+  readonly jobs: ForecastJob[] = [];
+  behaviour: 'ok' | EngineError['kind'] = 'ok';
+  delayMs = 0;
+
+  models(): ModelInfo[] {
+    const base = {
+      provider: 'test',
+      family: 'test',
+      kind: 'statistical' as const,
+      description: 'test double',
+      license: 'MIT',
+      supportedTasks: ['forecast'],
+      contextLength: 1000,
+      maxContextLength: 1000,
+      capabilities: ['quantiles', 'samples', 'missing_values'],
+      quantileMethod: 'fixed (test double)',
+    };
+    return [
+      { ...base, id: 'echo-last', name: 'Echo last', minPoints: 1, maxHorizon: null, available: true },
+      { ...base, id: 'echo-short', name: 'Echo (max horizon 5, min 3 points)', minPoints: 3, maxHorizon: 5, available: true },
+      { ...base, id: 'org/slashed-model', name: 'Slashed id', kind: 'neural', minPoints: 1, maxHorizon: null, available: false, unavailableReason: 'not downloaded' },
+    ];
+  }
+
+  async forecast(job: ForecastJob): Promise<SeriesForecast[]> {
+    this.jobs.push(job);
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.behaviour !== 'ok') throw new EngineError(this.behaviour, `fake ${this.behaviour}`, 0);
+    return job.series.map((s) => {
+      const observed = s.filter((x) => !Number.isNaN(x));
+      const last = observed.at(-1) ?? 0;
+      const mean = new Array<number>(job.horizon).fill(last);
+      return {
+        mean,
+        quantiles: job.quantileLevels.map((q) => mean.map((m) => m + (q - 0.5))),
+        ...(job.numSamples > 0 ? { samples: Array.from({ length: job.numSamples }, (_, i) => mean.map((m) => m + i)) } : {}),
+      };
+    });
+  }
+
+  async close(): Promise<void> {}
+}
