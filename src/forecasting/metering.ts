@@ -25,8 +25,12 @@ export interface ChargeRequest {
 }
 
 export interface Hold {
-  /** Inference succeeded: debit and write the usage event, in one transaction, before answering. */
-  commit(outcome: { latencyMs: number }): Promise<void>;
+  /**
+   * Inference succeeded: debit and write the usage event, in one transaction, before answering.
+   * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
+   * candidate failed); the difference is released.
+   */
+  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<void>;
   /** Inference failed: give the reservation back; nothing is charged. */
   release(reason: string): Promise<void>;
 }

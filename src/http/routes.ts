@@ -1,6 +1,7 @@
 import { registerAccountRoutes } from '../accounts/routes.ts';
 import { registerCatalogRoutes } from '../catalog/routes.ts';
 import { registerForecastRoutes } from '../forecasting/routes.ts';
+import { registerEnsembleRoutes } from '../ensemble/routes.ts';
 import { registerContactRoutes } from '../contact/routes.ts';
 import type { Deps } from '../deps.ts';
 import { registerKeyRoutes } from '../keys/routes.ts';
@@ -15,4 +16,5 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerContactRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerForecastRoutes(app, deps);
+  registerEnsembleRoutes(app, deps);
 }

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { ForecastInput, ForecastParameters, ForecastResponseBody } from '../forecasting/schemas.ts';
+
+export const ScoringMetric = z.enum(['smape', 'mase', 'crps']);
+
+export const EnsembleForecastRequest = z
+  .object({
+    inputs: z.array(ForecastInput).min(1),
+    parameters: ForecastParameters.nullish(),
+    models: z.array(z.string().min(1).max(200)).min(1).max(50).nullish(),
+    max_models: z.number().int().min(1).nullish(),
+    budget: z.number().int().min(2).nullish(),
+    top_n: z.number().int().min(1).default(3),
+    scoring_metric: ScoringMetric.default('smape'),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .meta({ id: 'EnsembleForecastRequest' });
+export type EnsembleRequestT = z.infer<typeof EnsembleForecastRequest>;
+
+export const EnsembleModelResultBody = z
+  .object({
+    model: z.string(),
+    rank: z.number().int(),
+    score: z.number(),
+    scoring_metric: z.string(),
+    weight: z.number(),
+    selection_reason: z.string(),
+    result: ForecastResponseBody,
+  })
+  .meta({ id: 'EnsembleModelResultBody' });
+
+export const EnsembleMetadataBody = z
+  .object({
+    models_evaluated: z.array(z.string()),
+    models_in_ensemble: z.array(z.string()),
+    scoring_metric: z.string(),
+    top_n: z.number().int(),
+    weights: z.record(z.string(), z.number()),
+    cost_breakdown: z.array(z.object({ model: z.string(), credits: z.number().int() })),
+    total_cost_credits: z.number().int(),
+    selection: z.object({
+      selection_basis: z.string(),
+      held_out_length: z.number().int(),
+      candidate_count: z.number().int(),
+      filters_applied: z.array(z.string()),
+      requested_model_count: z.number().int().nullable(),
+      strategy: z.literal('holdout_backtest'),
+    }),
+  })
+  .meta({ id: 'EnsembleMetadataBody' });
+
+export const EnsembleForecastResponseBody = z
+  .object({
+    id: z.string(),
+    object: z.string(),
+    created: z.number().int(),
+    ranked_results: z.array(EnsembleModelResultBody),
+    ensemble_result: ForecastResponseBody,
+    ensemble_metadata: EnsembleMetadataBody,
+  })
+  .meta({ id: 'EnsembleForecastResponseBody' });
+export type EnsembleResponse = z.infer<typeof EnsembleForecastResponseBody>;

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../accounts/credentials.ts';
+import { AppError, ValidationFailure } from '../http/errors.ts';
+import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
+import { executePrepared, planForecast } from '../forecasting/service.ts';
+import type { PreparedForecast } from '../forecasting/prepare.ts';
+import type { Usage } from '../forecasting/metering.ts';
+import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
+import { blend, inverseScoreWeights } from './blend.ts';
+import { mase, smape, weightedQuantileLoss } from './metrics.ts';
+import type { EnsembleRequestT, EnsembleResponse } from './schemas.ts';
+
+/** Levels the crps score is computed on (deciles), whatever the request asks for. */
+const CRPS_LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+
+interface Candidate {
+  model: string;
+  backtest: PreparedForecast;
+  final: PreparedForecast;
+  credits: number;
+  usage: Usage;
+}
+
+export interface EnsemblePlan {
+  request: EnsembleRequestT;
+  heldOut: number;
+  candidates: Candidate[];
+  filters: string[];
+  totalCredits: number;
+  usage: Usage;
+}
+
+const addUsage = (a: Usage, b: Usage): Usage => ({
+  input_tokens: a.input_tokens + b.input_tokens,
+  output_tokens: a.output_tokens + b.output_tokens,
+  total_tokens: a.total_tokens + b.total_tokens,
+});
+const ZERO: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+
+/**
+ * Hold-out length: the prediction length, or half the shortest input when that is shorter,
+ * so that at least half of every series stays for fitting. Minimum 1 (series of 2+ steps).
+ */
+export function heldOutLength(predictionLength: number, shortest: number): number {
+  return Math.max(0, Math.min(predictionLength, Math.floor(shortest / 2)));
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ValidationFailure) return err.detail.map((d) => d.msg).join('; ');
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/**
+ * Chooses the candidates and prices everything before anything runs: which models, the
+ * held-out length, each model's backtest and final forecast, and the budget.
+ */
+export async function planEnsemble(
+  ctx: ForecastCtx,
+  req: EnsembleRequestT,
+  canUse: (model: string) => Promise<boolean>,
+): Promise<EnsemblePlan> {
+  const params: Partial<NonNullable<EnsembleRequestT['parameters']>> = req.parameters ?? {};
+  const horizon = params.prediction_length ?? 24;
+  const lengths = req.inputs.map((x) => x.target?.length ?? 0);
+  const shortest = Math.min(...lengths);
+  const heldOut = heldOutLength(horizon, shortest);
+  if (heldOut < 1) {
+    const i = lengths.indexOf(shortest);
+    throw new ValidationFailure([
+      { loc: ['body', 'inputs', i, 'target'], msg: `inputs[${i}] has ${shortest} steps; an ensemble needs at least 2 to hold one out`, type: 'too_short' },
+    ]);
+  }
+
+  const explicit = req.models ?? null;
+  const filters: string[] = [];
+  let ids: string[];
+  if (explicit) {
+    ids = [...new Set(explicit)];
+    for (const id of ids) ctx.catalog.get(id); // unknown → 404 model_not_found
+  } else {
+    ids = ctx.catalog.list({ available: true, task: 'forecast' }).map((m) => m.id);
+  }
+
+  const finalReq = (model: string): ForecastRequestT => ({ model, inputs: req.inputs, parameters: req.parameters ?? null, metadata: req.metadata ?? null });
+  const backtestReq = (model: string): ForecastRequestT => ({
+    model,
+    inputs: req.inputs.map((x) => ({ target: x.target?.slice(0, (x.target?.length ?? 0) - heldOut), start: x.start ?? null, metadata: x.metadata ?? null })),
+    parameters: {
+      ...params,
+      prediction_length: heldOut,
+      quantile_levels: req.scoring_metric === 'crps' ? CRPS_LEVELS : (params.quantile_levels ?? params.quantiles ?? null),
+      quantiles: null,
+      num_samples: null,
+    },
+    metadata: null,
+  });
+
+  const candidates: Candidate[] = [];
+  let total = 0;
+  let usage = ZERO;
+  for (const id of ids) {
+    const model = ctx.catalog.get(id);
+    if (!model.available) {
+      filters.push(`${id}: not available (${model.unavailable_reason ?? 'not downloaded'})`);
+      continue;
+    }
+    if (!(await canUse(id))) {
+      if (explicit) throw new AppError('no_model_access', `Your account has no access to model '${id}'`);
+      filters.push(`${id}: no access for this account`);
+      continue;
+    }
+    let backtest: PreparedForecast;
+    let final: PreparedForecast;
+    let credits: number;
+    try {
+      const b = planForecast(ctx, backtestReq(id));
+      const f = planForecast(ctx, finalReq(id));
+      backtest = b.prepared;
+      final = f.prepared;
+      credits = b.credits + f.credits;
+    } catch (err) {
+      if (err instanceof ValidationFailure || (err instanceof AppError && err.status < 500 && err.code !== 'model_not_found')) {
+        filters.push(`${id}: cannot serve these inputs (${describe(err)})`);
+        continue;
+      }
+      throw err;
+    }
+    if (req.max_models != null && candidates.length >= req.max_models) {
+      filters.push(`${id}: skipped, max_models=${req.max_models} reached`);
+      continue;
+    }
+    if (req.budget != null && total + credits > req.budget) {
+      filters.push(`${id}: skipped, its ${credits} credits would exceed the budget of ${req.budget} (${total} planned)`);
+      continue;
+    }
+    const u = addUsage(backtest.usage, final.usage);
+    candidates.push({ model: id, backtest, final, credits, usage: u });
+    total += credits;
+    usage = addUsage(usage, u);
+  }
+  const hasCovariates = req.inputs.some((x) => x.past_covariates || x.future_covariates || x.static_covariates);
+  if (hasCovariates) {
+    const ignoring = candidates.filter((c) => !c.final.model.uses_covariates).map((c) => c.model);
+    if (ignoring.length > 0) filters.push(`covariates ignored by: ${ignoring.join(', ')}`);
+  }
+  if (candidates.length === 0) {
+    throw new ValidationFailure([
+      { loc: ['body', explicit ? 'models' : 'inputs'], msg: `No candidate model can serve this request: ${filters.join('; ') || 'none available'}`, type: 'value_error' },
+    ]);
+  }
+  return { request: req, heldOut, candidates, filters, totalCredits: total, usage };
+}
+
+interface Evaluated {
+  candidate: Candidate;
+  score: number;
+  result: ForecastResponse;
+}
+
+function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse, season: number): number {
+  const metric = plan.request.scoring_metric;
+  const scores: number[] = [];
+  plan.request.inputs.forEach((input, i) => {
+    const target = input.target ?? [];
+    const width = Array.isArray(target[0]) ? (target[0] as unknown[]).length : 1;
+    const out = backtest.outputs[i];
+    if (!out) return;
+    for (let v = 0; v < width; v++) {
+      const series = target.map((step) => {
+        const x = Array.isArray(step) ? step[v] : step;
+        return x === null || x === undefined ? Number.NaN : x;
+      });
+      const train = series.slice(0, series.length - plan.heldOut);
+      const actual = series.slice(series.length - plan.heldOut);
+      const mean = out.mean.map((row) => row[v] as number);
+      let s: number;
+      if (metric === 'smape') s = smape(actual, mean);
+      else if (metric === 'mase') s = mase(actual, mean, train, season);
+      else {
+        const qs = out.quantile_predictions ?? [];
+        s = weightedQuantileLoss(actual, qs.map((q) => q.level), qs.map((q) => q.values.map((row) => row[v] as number)));
+      }
+      if (Number.isFinite(s)) scores.push(s);
+    }
+  });
+  return scores.length === 0 ? Number.POSITIVE_INFINITY : scores.reduce((a, b) => a + b, 0) / scores.length;
+}
+
+/** Runs every candidate's backtest and final forecast concurrently; a failing one is dropped. */
+export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
+  const t0 = performance.now();
+  const req = plan.request;
+  const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
+  const dropped: string[] = [];
+  const settled = await Promise.all(
+    plan.candidates.map(async (c): Promise<Evaluated | null> => {
+      try {
+        const [bt, final] = await Promise.all([executePrepared(ctx, c.backtest), executePrepared(ctx, c.final)]);
+        return { candidate: c, score: scoreBacktest(plan, bt, season), result: final };
+      } catch (err) {
+        dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
+        return null;
+      }
+    }),
+  );
+  const evaluated = settled.filter((x): x is Evaluated => x !== null);
+  if (evaluated.length === 0) {
+    throw new AppError('upstream_empty', `Every candidate failed: ${dropped.join('; ')}`);
+  }
+  evaluated.sort((a, b) => a.score - b.score || a.candidate.model.localeCompare(b.candidate.model));
+  const members = evaluated.slice(0, req.top_n);
+  const weights = inverseScoreWeights(members.map((m) => m.score));
+  const weightOf = new Map(members.map((m, k) => [m.candidate.model, weights[k] as number]));
+
+  const credits = evaluated.reduce((a, e) => a + e.candidate.credits, 0);
+  const usage = evaluated.reduce((a, e) => addUsage(a, e.candidate.usage), ZERO);
+  const blended = blend(
+    members.map((m) => m.result),
+    weights,
+  );
+  const latency = Math.round((performance.now() - t0) * 100) / 100;
+  const basis = `${req.scoring_metric} on the last ${plan.heldOut} points of ${req.inputs.length} input(s), mean over series; weights ∝ 1/score over the top ${members.length}`;
+  const ensembleResult: ForecastResponse = {
+    ...blended,
+    id: `fcst_${randomUUID().replaceAll('-', '')}`,
+    created: Math.floor(Date.now() / 1000),
+    model: 'ensemble',
+    provider: 'ensemble',
+    usage,
+    latency_ms: latency,
+    metadata: req.metadata ?? null,
+  };
+  const response: EnsembleResponse = {
+    id: `ens_${randomUUID().replaceAll('-', '')}`,
+    object: 'ensemble_forecast',
+    created: Math.floor(Date.now() / 1000),
+    ranked_results: evaluated.map((e, k) => {
+      const w = weightOf.get(e.candidate.model) ?? 0;
+      return {
+        model: e.candidate.model,
+        rank: k + 1,
+        score: Number.isFinite(e.score) ? e.score : Number.MAX_VALUE,
+        scoring_metric: req.scoring_metric,
+        weight: w,
+        selection_reason:
+          k < req.top_n
+            ? `rank ${k + 1} of ${evaluated.length} by hold-out ${req.scoring_metric} (${e.score.toFixed(4)}): in the ensemble with weight ${w.toFixed(4)}`
+            : `rank ${k + 1} of ${evaluated.length} by hold-out ${req.scoring_metric} (${e.score.toFixed(4)}): outside top_n=${req.top_n}`,
+        result: e.result,
+      };
+    }),
+    ensemble_result: ensembleResult,
+    ensemble_metadata: {
+      models_evaluated: evaluated.map((e) => e.candidate.model),
+      models_in_ensemble: members.map((m) => m.candidate.model),
+      scoring_metric: req.scoring_metric,
+      top_n: req.top_n,
+      weights: Object.fromEntries(members.map((m, k) => [m.candidate.model, weights[k] as number])),
+      cost_breakdown: evaluated.map((e) => ({ model: e.candidate.model, credits: e.candidate.credits })),
+      total_cost_credits: credits,
+      selection: {
+        selection_basis: basis,
+        held_out_length: plan.heldOut,
+        candidate_count: plan.candidates.length,
+        filters_applied: [...plan.filters, ...dropped],
+        requested_model_count: req.models?.length ?? null,
+        strategy: 'holdout_backtest',
+      },
+    },
+  };
+  return { response, credits, usage };
+}
+
+/** The metered ensemble: plan and price, check the budget, hold once, run, debit the actual cost once. */
+export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: EnsembleRequestT, call: CallInfo): Promise<EnsembleResponse> {
+  const plan = await planEnsemble(ctx, req, async (model) => {
+    try {
+      await ctx.meter.checkModelAccess(principal, model);
+      return true;
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'no_model_access' || err.code === 'model_access_denied')) return false;
+      throw err;
+    }
+  });
+  const hold = await ctx.meter.hold({ principal, requestId: call.requestId, source: 'ensemble', model: 'ensemble', usage: plan.usage, credits: plan.totalCredits });
+  let out: Awaited<ReturnType<typeof executeEnsemble>>;
+  try {
+    out = await executeEnsemble(ctx, plan);
+  } catch (err) {
+    await hold.release(describe(err));
+    throw err;
+  }
+  await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+  return out.response;
+}
