@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { inverseScoreWeights } from '../../src/ensemble/blend.ts';
+import { mase, maseScale, smape, weightedQuantileLoss } from '../../src/ensemble/metrics.ts';
+import { heldOutLength } from '../../src/ensemble/service.ts';
+
+describe('ensemble metrics', () => {
+  test('sMAPE: hand-computed values; 0/0 counts as 0; NaN actuals skipped', () => {
+    // 200·|100−110|/(210) = 9.5238…, 200·|50−40|/90 = 22.222…
+    assert.ok(Math.abs(smape([100, 50], [110, 40]) - (200 * 10 / 210 + 200 * 10 / 90) / 2) < 1e-12);
+    assert.equal(smape([0, 0], [0, 0]), 0);
+    assert.equal(smape([Number.NaN, 10], [5, 10]), 0);
+    assert.equal(smape([5, 5], [-5, -5]), 200);
+  });
+
+  test('MASE: scale is the in-sample mean absolute seasonal difference, with fallbacks', () => {
+    const train = [1, 2, 3, 4, 5, 6, 7, 8];
+    assert.equal(maseScale(train, 1), 1);
+    assert.equal(maseScale(train, 4), 4);
+    assert.equal(maseScale([3, 3, 3, 3], 1), 1); // flat series: scale 1, not a division by zero
+    assert.equal(maseScale([1, 2, 1, 2, 1, 2], 2), 1); // seasonal diff 0 → falls back to lag 1
+    assert.equal(mase([10, 12], [11, 11], train, 1), 1);
+    assert.equal(mase([10, 12], [11, 11], train, 4), 0.25);
+  });
+
+  test('weighted quantile loss: pinball by hand; a perfect median has only the tails', () => {
+    // y = 10; q0.5 = 10 → 0; q0.1 = 8 → 0.1·2 = 0.2; q0.9 = 13 → 0.1·3 = 0.3. 2·0.5 / (3·10)
+    const wql = weightedQuantileLoss([10], [0.1, 0.5, 0.9], [[8], [10], [13]]);
+    assert.ok(Math.abs(wql - (2 * 0.5) / 30) < 1e-12);
+    assert.equal(weightedQuantileLoss([10], [0.5], [[10]]), 0);
+  });
+
+  test('inverse-score weights sum to 1 and favour lower scores; zero scores take everything', () => {
+    const w = inverseScoreWeights([1, 2, 4]);
+    assert.ok(Math.abs(w.reduce((a, b) => a + b, 0) - 1) < 1e-12);
+    assert.ok(Math.abs((w[0] as number) - 4 / 7) < 1e-12);
+    assert.deepEqual(inverseScoreWeights([0, 3, 0]), [0.5, 0, 0.5]);
+    assert.deepEqual(inverseScoreWeights([Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY]), [0.5, 0.5]);
+    assert.deepEqual(inverseScoreWeights([2, Number.POSITIVE_INFINITY]), [1, 0]);
+  });
+
+  test('held-out length: the prediction length, or half the shortest series', () => {
+    assert.equal(heldOutLength(6, 100), 6);
+    assert.equal(heldOutLength(18, 20), 10);
+    assert.equal(heldOutLength(6, 1), 0);
+    assert.equal(heldOutLength(6, 2), 1);
+  });
+});
