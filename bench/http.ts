@@ -20,12 +20,11 @@ try {
   const check = await fetch(`${server.base}/v1/forecast`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
   if (check.status !== 200) throw new Error(`forecast failed: ${check.status} ${await check.text()}`);
 
-  const run = (title: string, opts: Partial<autocannon.Options>) =>
-    autocannon({ url: server.base, connections: CONNECTIONS, duration: DURATION_S, title, ...opts });
-  await run('warmup', { path: '/v1/forecast', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, duration: 2 });
-  const bare = await run('bare /healthz', { path: '/healthz' });
-  const fc = await run('POST /v1/forecast (naive, 12 points)', {
-    path: '/v1/forecast',
+  const run = (title: string, path: string, opts: Partial<autocannon.Options> = {}) =>
+    autocannon({ url: server.base + path, connections: CONNECTIONS, duration: DURATION_S, title, ...opts });
+  await run('warmup', '/v1/forecast', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, duration: 2 });
+  const bare = await run('bare /healthz', '/healthz');
+  const fc = await run('POST /v1/forecast (naive, 12 points)', '/v1/forecast', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body,
