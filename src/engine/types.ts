@@ -21,6 +21,12 @@ export interface ForecastJob {
   seasonLength: number | null;
   /** Seed for anything random (bootstrap, sampling): the same job gives the same answer. */
   seed: number;
+  /**
+   * Optional, one per series: series sharing a value are channels of one multivariate target.
+   * Models that forecast channels jointly (Chronos-2, Toto-2) use it; others ignore it.
+   * Absent means every series is independent.
+   */
+  groupIds?: number[];
 }
 
 export interface SeriesForecast {
