@@ -66,7 +66,7 @@ const FAMILIES: Family[] = [
       rollout: 'none',
       maxBatchRows: 16,
     },
-    minPoints: 3,
+    minPoints: 2,
     maxHorizon: 64,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate', 'multivariate_joint'],
     description:
@@ -90,7 +90,7 @@ const FAMILIES: Family[] = [
       rollout: 'none',
       maxBatchRows: 32,
     },
-    minPoints: 3,
+    minPoints: 2,
     maxHorizon: 96,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate', 'multivariate_joint'],
     description:
@@ -140,7 +140,7 @@ const FAMILIES: Family[] = [
       rollout: 'none',
       maxBatchRows: 16,
     },
-    minPoints: 3,
+    minPoints: 2,
     maxHorizon: 64,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate'],
     description:
