@@ -160,7 +160,7 @@ describe('Chronos-2 ONNX availability', () => {
   it('reports a missing graph as unavailable, with the pull command', async () => {
     const tmp = await tempModelsDir();
     try {
-      await assert.rejects(model.forecast(job({ series: [[1, 2]] }), tmp.env), (e: unknown) => {
+      await assert.rejects(async () => model.forecast(job({ series: [[1, 2]] }), tmp.env), (e: unknown) => {
         return e instanceof EngineError && e.kind === 'unavailable' && e.message.includes('npm run models -- pull sktime/chronos2-onnx');
       });
     } finally {

@@ -49,7 +49,7 @@ describe('TinyCast ONNX contract', () => {
 
   it('stops at its documented longest rollout', async () => {
     await installGraph(env, model, { contextLength: 2048, horizon: 48, offsets: levelOffsets(DECILES), base: 'last' });
-    await assert.rejects(model.forecast(job({ series: [[1, 2]], horizon: 721 }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], horizon: 721 }), env), { kind: 'bad_input' });
   });
 });
 
@@ -99,11 +99,11 @@ describe('TinyTimeMixer r2 ONNX contract (point forecast)', () => {
   it('refuses quantiles for series too short to backtest, but gives the point forecast', async () => {
     await installGraph(env, model, { contextLength: 512, horizon: 96, offsets: null, base: 'last' });
     const short = Array.from({ length: 200 }, (_, t) => t);
-    await assert.rejects(model.forecast(job({ series: [short] }), env), (e: unknown) => {
+    await assert.rejects(async () => model.forecast(job({ series: [short] }), env), (e: unknown) => {
       return e instanceof EngineError && e.kind === 'bad_input' && /at least 288 points/.test(e.message);
     });
     const [f] = await model.forecast(job({ series: [short], quantileLevels: [] }), env);
     assert.ok(close(f?.mean[0], 199));
-    await assert.rejects(model.forecast(job({ series: [short], horizon: 97, quantileLevels: [] }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [short], horizon: 97, quantileLevels: [] }), env), { kind: 'bad_input' });
   });
 });

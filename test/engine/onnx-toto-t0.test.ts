@@ -54,8 +54,8 @@ describe('Toto-2.0-22m ONNX contract', () => {
       offsets: levelOffsets(DECILES),
       base: 'nanmean',
     });
-    await assert.rejects(model.forecast(job({ series: [[1, 2]], horizon: 97 }), env), { kind: 'bad_input' });
-    await assert.rejects(model.forecast(job({ series: [[1, 2]], quantileLevels: [0.05] }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], horizon: 97 }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], quantileLevels: [0.05] }), env), { kind: 'bad_input' });
   });
 
   it('reads the quantile levels from manifest.json when the repo has one', async () => {
@@ -95,7 +95,7 @@ describe('Toto-2.0-22m ONNX contract', () => {
         },
       },
     );
-    await assert.rejects(model.forecast(job({ series: [[1, 2]] }), env), (e: unknown) => {
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]] }), env), (e: unknown) => {
       return e instanceof EngineError && e.kind === 'failed' && /9 quantiles but 5 levels/.test(e.message);
     });
   });
@@ -131,8 +131,8 @@ describe('t0-alpha ONNX contract', () => {
     const out = await model.forecast(job({ series: [[2, 2], [4, 4]], groupIds: [1, 1] }), env);
     assert.ok(close(out[0]?.mean[0], 2));
     assert.ok(close(out[1]?.mean[0], 4));
-    await assert.rejects(model.forecast(job({ series: [[1, 2]], quantileLevels: [0.05] }), env), { kind: 'bad_input' });
-    await assert.rejects(model.forecast(job({ series: [[1, 2]], quantileLevels: [0.5, 0.95] }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], quantileLevels: [0.05] }), env), { kind: 'bad_input' });
+    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], quantileLevels: [0.5, 0.95] }), env), { kind: 'bad_input' });
   });
 
   it('finds the context input by dtype when the graph names it differently', async () => {
