@@ -8,7 +8,7 @@ import {
   type CalibrationOptions,
 } from './conformal.ts';
 import { countFinite, prepareContext, type PreparedContext } from './prepare.ts';
-import { checkLevels, samplePaths, valueAtLevel } from './quantiles.ts';
+import { checkLevels, samplePaths, sortSmall, valueAtLevel } from './quantiles.ts';
 import { runRows, type Row } from './run.ts';
 import { graphPath, loadGraph, type ResolvedGraph } from './session.ts';
 import type { OnnxGraphSpec } from './spec.ts';
@@ -94,7 +94,7 @@ async function quantileForecast(
     // Sorting each step repairs quantile crossing (the official TinyCast post-processing)
     // and makes every interpolated level monotone.
     const sorted: Float32Array[] = [];
-    for (let h = 0; h < job.horizon; h++) sorted.push(raw.slice(h * K, (h + 1) * K).sort());
+    for (let h = 0; h < job.horizon; h++) sorted.push(sortSmall(raw.slice(h * K, (h + 1) * K)));
     const at = (q: number): number[] => sorted.map((v) => valueAtLevel(levels, v, q));
     const forecast: SeriesForecast = {
       mean: at(0.5),

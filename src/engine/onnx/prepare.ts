@@ -51,8 +51,12 @@ export function imputeLinear(values: Float32Array): number {
  */
 export function prepareContext(series: readonly number[], contextLength: number, missing: OnnxGraphSpec['missing']): PreparedContext {
   const start = Math.max(0, series.length - contextLength);
-  const window = Float32Array.from(series.slice(start), (v) => (Number.isFinite(v) ? v : NaN));
-  const used = window.length;
+  const used = series.length - start;
+  const window = new Float32Array(used);
+  for (let i = 0; i < used; i++) {
+    const v = series[start + i] ?? NaN;
+    window[i] = Number.isFinite(v) ? v : NaN;
+  }
   const padded = contextLength - used;
   const values = new Float32Array(contextLength);
   let imputed = 0;

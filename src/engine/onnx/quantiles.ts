@@ -73,3 +73,17 @@ export function samplePaths(
   }
   return paths;
 }
+
+/** Sorts a short array ascending in place (insertion sort: faster than TypedArray#sort at 5–21 values). */
+export function sortSmall(a: Float32Array): Float32Array {
+  for (let i = 1; i < a.length; i++) {
+    const v = a[i] ?? NaN;
+    let j = i - 1;
+    while (j >= 0 && (a[j] ?? NaN) > v) {
+      a[j + 1] = a[j] ?? NaN;
+      j--;
+    }
+    a[j + 1] = v;
+  }
+  return a;
+}
