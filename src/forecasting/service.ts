@@ -69,6 +69,8 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
         numSamples: prepared.numSamples,
         seasonLength: prepared.frequency?.seasonLength ?? null,
         seed: SEED,
+        // Variates of one input share a group: multivariate models forecast them jointly.
+        groupIds: seriesToInput,
       },
       signal ? { signal } : {},
     );
