@@ -49,7 +49,34 @@ const envSchema = z.object({
   INFERENCE_THREADS: intFrom(1, 1, 64),
   INFERENCE_TIMEOUT_MS: intFrom(30_000, 100, 3_600_000),
   INFERENCE_QUEUE: intFrom(256, 1, 100_000),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
+  OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
+  OAUTH_CODE_TTL_SECONDS: intFrom(60, 10, 600),
+  OAUTH_GITHUB_CLIENT_ID: z.string().optional(),
+  OAUTH_GITHUB_CLIENT_SECRET: z.string().optional(),
+  OAUTH_GOOGLE_CLIENT_ID: z.string().optional(),
+  OAUTH_GOOGLE_CLIENT_SECRET: z.string().optional(),
+  OAUTH_OIDC_ISSUER: z.url().optional(),
+  OAUTH_OIDC_CLIENT_ID: z.string().optional(),
+  OAUTH_OIDC_CLIENT_SECRET: z.string().optional(),
+  OAUTH_OIDC_NAME: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lower-case letters, digits and dashes, starting with a letter')
+    .default('oidc'),
+  OAUTH_OIDC_LABEL: z.string().max(64).default('Single sign-on'),
 });
+
+/** A third-party identity provider people can sign in with (configured by environment). */
+export interface IdentityProviderConfig {
+  /** Key used in URLs and stored on identities: `github`, `google` or OAUTH_OIDC_NAME. */
+  name: string;
+  label: string;
+  kind: 'github' | 'oidc';
+  /** OIDC issuer (discovery); null for GitHub, which is plain OAuth 2.0. */
+  issuer: string | null;
+  clientId: string;
+  clientSecret: string;
+}
 
 export type Config = {
   port: number;
@@ -67,6 +94,9 @@ export type Config = {
   cookieSecure: boolean;
   trustProxy: boolean;
   inference: { modelsDir: string; workers: number | null; threads: number; timeoutMs: number; maxQueue: number };
+  /** The authorization server of the MCP endpoint. */
+  oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number };
+  identityProviders: IdentityProviderConfig[];
 };
 
 export class ConfigError extends Error {}
@@ -82,6 +112,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   if (e.CAPTCHA_VERIFIER !== 'off' && !e.CAPTCHA_SECRET) {
     throw new ConfigError('Invalid configuration:\n  CAPTCHA_SECRET: required when CAPTCHA_VERIFIER is set');
+  }
+  const identityProviders: IdentityProviderConfig[] = [];
+  const pair = (prefix: string, id: string | undefined, secret: string | undefined): { id: string; secret: string } | null => {
+    if (!id && !secret) return null;
+    if (!id || !secret) throw new ConfigError(`Invalid configuration:\n  ${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET: set both or neither`);
+    return { id, secret };
+  };
+  const gh = pair('OAUTH_GITHUB', e.OAUTH_GITHUB_CLIENT_ID, e.OAUTH_GITHUB_CLIENT_SECRET);
+  if (gh) identityProviders.push({ name: 'github', label: 'GitHub', kind: 'github', issuer: null, clientId: gh.id, clientSecret: gh.secret });
+  const gg = pair('OAUTH_GOOGLE', e.OAUTH_GOOGLE_CLIENT_ID, e.OAUTH_GOOGLE_CLIENT_SECRET);
+  if (gg) identityProviders.push({ name: 'google', label: 'Google', kind: 'oidc', issuer: 'https://accounts.google.com', clientId: gg.id, clientSecret: gg.secret });
+  const oidc = pair('OAUTH_OIDC', e.OAUTH_OIDC_CLIENT_ID, e.OAUTH_OIDC_CLIENT_SECRET);
+  if (oidc || e.OAUTH_OIDC_ISSUER) {
+    if (!oidc || !e.OAUTH_OIDC_ISSUER) {
+      throw new ConfigError('Invalid configuration:\n  OAUTH_OIDC_ISSUER: set together with OAUTH_OIDC_CLIENT_ID and OAUTH_OIDC_CLIENT_SECRET');
+    }
+    if (e.OAUTH_OIDC_NAME === 'github' || e.OAUTH_OIDC_NAME === 'google') {
+      throw new ConfigError('Invalid configuration:\n  OAUTH_OIDC_NAME: must differ from github and google');
+    }
+    identityProviders.push({ name: e.OAUTH_OIDC_NAME, label: e.OAUTH_OIDC_LABEL, kind: 'oidc', issuer: e.OAUTH_OIDC_ISSUER, clientId: oidc.id, clientSecret: oidc.secret });
   }
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   return {
@@ -108,5 +158,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.INFERENCE_TIMEOUT_MS,
       maxQueue: e.INFERENCE_QUEUE,
     },
+    oauth: {
+      accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
+      refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,
+      codeTtlMs: e.OAUTH_CODE_TTL_SECONDS * 1000,
+    },
+    identityProviders,
   };
 }

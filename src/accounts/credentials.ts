@@ -13,6 +13,9 @@ export interface Principal {
   /** Session id, API key id or OAuth token id. */
   credentialId: string;
   keyPrefix?: string;
+  /** OAuth tokens: the resource the token is bound to, and the client it was issued to. */
+  audience?: string;
+  oauthClientId?: string;
 }
 
 /** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */

@@ -63,6 +63,66 @@ export interface InvitesTable {
   created_at: number;
 }
 
+export interface OAuthClientsTable {
+  id: string;
+  client_name: string;
+  redirect_uris: string;
+  token_endpoint_auth_method: 'none' | 'client_secret_post' | 'client_secret_basic';
+  client_secret_hash: string | null;
+  metadata: string;
+  created_at: number;
+}
+
+export interface OAuthCodesTable {
+  id: string;
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scope: string;
+  resource: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  kind: 'access' | 'refresh';
+  token_hash: string;
+  grant_id: string;
+  client_id: string;
+  user_id: string;
+  scope: string;
+  resource: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuthIdentitiesTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  subject: string;
+  email: string | null;
+  created_at: number;
+  last_login_at: number | null;
+}
+
+export interface OAuthLoginStatesTable {
+  id: string;
+  state_hash: string;
+  provider: string;
+  code_verifier: string;
+  next_path: string;
+  link_user_id: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface DB {
   users: UsersTable;
   sessions: SessionsTable;
@@ -70,4 +130,9 @@ export interface DB {
   password_resets: PasswordResetsTable;
   contact_messages: ContactMessagesTable;
   invites: InvitesTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
+  oauth_identities: OAuthIdentitiesTable;
+  oauth_login_states: OAuthLoginStatesTable;
 }

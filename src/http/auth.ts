@@ -11,6 +11,8 @@ export type AuthMode = 'public' | 'optional' | 'user' | 'admin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** OAuth access tokens are bound to the MCP resource; only routes that set this accept them. */
+    acceptsOAuthTokens?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -40,6 +42,10 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       throw new AppError('missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
     }
     req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers);
+    if (req.principal.kind === 'oauth' && req.routeOptions.config.acceptsOAuthTokens !== true) {
+      req.principal = null;
+      throw new AppError('invalid_credential', 'OAuth access tokens are accepted only by the MCP endpoint (/mcp)');
+    }
     if (mode === 'admin' && req.principal.user.role !== 'admin') {
       throw new AppError('forbidden', 'This operation needs the administrator role');
     }
