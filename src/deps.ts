@@ -8,6 +8,8 @@ import type { AccountCreatedHook } from './accounts/service.ts';
 import { unmeteredMeter, type Meter } from './forecasting/metering.ts';
 import type { Engine } from './engine/types.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { mcpResource } from './oauth/endpoints.ts';
+import { oauthAccessTokenResolver } from './oauth/resolver.ts';
 
 /** Everything the services need, wired once by a plain factory (no DI container). */
 export interface Deps {
@@ -43,7 +45,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     captcha: overrides.captcha ?? createCaptchaVerifier(config.captcha),
     clock: overrides.clock ?? systemClock,
     startedAt: Date.now(),
-    credentialResolvers: overrides.credentialResolvers ?? [],
+    credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
     accountCreatedHooks: overrides.accountCreatedHooks ?? [],
     meter: overrides.meter ?? unmeteredMeter,
     async close() {

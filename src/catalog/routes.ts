@@ -34,8 +34,8 @@ export const CatalogModelSchema = z
   })
   .meta({ id: 'CatalogModel' });
 
-const ModelList = z.object({ models: z.array(CatalogModelSchema) }).meta({ id: 'ModelList' });
-const ListQuery = z.object({
+export const ModelList = z.object({ models: z.array(CatalogModelSchema) }).meta({ id: 'ModelList' });
+export const ListQuery = z.object({
   q: z.string().max(200).optional(),
   task: z.string().max(64).optional(),
   capability: z.string().max(64).optional(),
@@ -44,7 +44,7 @@ const ListQuery = z.object({
 });
 // Model ids may contain one slash (ibm-granite/granite-timeseries-ttm-r2). The documented route
 // takes the id as one path parameter (a %2F is decoded); a hidden twin takes `org/name` as is.
-const ModelIdParams = z.object({ modelId: z.string().min(1).max(200) });
+export const ModelIdParams = z.object({ modelId: z.string().min(1).max(200) });
 const OrgNameParams = z.object({ org: z.string().min(1).max(100), name: z.string().min(1).max(100) });
 
 const OpenAiModel = z

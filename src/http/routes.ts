@@ -6,6 +6,8 @@ import { registerContactRoutes } from '../contact/routes.ts';
 import type { Deps } from '../deps.ts';
 import { registerKeyRoutes } from '../keys/routes.ts';
 import { registerSystemRoutes } from '../system/routes.ts';
+import { registerOAuthRoutes } from '../oauth/routes.ts';
+import { registerMcpRoutes } from '../mcp/routes.ts';
 import type { ZApp } from './types.ts';
 
 /** Every feature's routes, in one place. */
@@ -17,4 +19,6 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerCatalogRoutes(app, deps);
   registerForecastRoutes(app, deps);
   registerEnsembleRoutes(app, deps);
+  registerOAuthRoutes(app, deps);
+  registerMcpRoutes(app, deps);
 }

@@ -12,8 +12,8 @@ const KeyRecord = z
   .meta({ id: 'ApiKey' });
 const CreatedKey = KeyRecord.extend({ key: z.string().describe('The secret. Shown this once only.') }).meta({ id: 'CreatedApiKey' });
 const CreateKeyRequest = z.object({ label: z.string().trim().min(1).max(100) }).meta({ id: 'CreateKeyRequest' });
-const ValidateCredentialRequest = z.object({ api_key: z.string().max(512).nullish() }).meta({ id: 'ValidateCredentialRequest' });
-const ValidateCredentialResponse = z
+export const ValidateCredentialRequest = z.object({ api_key: z.string().max(512).nullish() }).meta({ id: 'ValidateCredentialRequest' });
+export const ValidateCredentialResponse = z
   .object({ valid: z.boolean(), auth_type: z.enum(['session', 'api_key', 'oauth']), user: z.string(), key: z.string().optional() })
   .meta({ id: 'ValidateCredentialResponse' });
 

@@ -1,0 +1,103 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { resolveCredential, type Principal } from '../accounts/credentials.ts';
+import type { Deps } from '../deps.ts';
+import { AppError, ValidationFailure } from '../http/errors.ts';
+import type { ZApp } from '../http/types.ts';
+import { allowCrossOrigin } from '../oauth/cors.ts';
+import { MCP_PATH, mcpResourceMetadataUrl } from '../oauth/endpoints.ts';
+import { MCP_SCOPE } from '../oauth/schemas.ts';
+import { registerTools } from './tools.ts';
+
+const SERVER_INFO = { name: 'tsfm-forecasting', version: '0.1.0' };
+
+/**
+ * The hosted MCP endpoint: Streamable HTTP, stateless. Every POST gets a fresh server and
+ * transport (no session id, JSON responses), so any instance can answer any request.
+ * Credentials: `Authorization: Bearer` with an OAuth access token, an API key or a session token;
+ * the browser cookie is not accepted here.
+ */
+export function registerMcpRoutes(app: ZApp, deps: Deps): void {
+  const metadataUrl = mcpResourceMetadataUrl(deps.config);
+  allowCrossOrigin(app, [MCP_PATH]);
+
+  const unauthorized = (reply: FastifyReply, code: 'missing_credential' | 'invalid_credential', message: string) => {
+    const params = [`resource_metadata="${metadataUrl}"`, `scope="${MCP_SCOPE}"`];
+    if (code === 'invalid_credential') params.unshift('error="invalid_token"', `error_description="${message.replaceAll('"', "'")}"`);
+    return reply.code(401).header('www-authenticate', `Bearer ${params.join(', ')}`).send({ error: message, code });
+  };
+
+  const authenticate = async (req: FastifyRequest): Promise<Principal | { fail: 'missing_credential' | 'invalid_credential'; message: string }> => {
+    const h = req.headers.authorization;
+    const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+    if (!h) return { fail: 'missing_credential', message: 'A credential is required: send "Authorization: Bearer <token>"' };
+    if (!m?.[1]) return { fail: 'invalid_credential', message: 'Authorization header must be "Bearer <token>"' };
+    try {
+      return await resolveCredential(deps.database.db, m[1], deps.clock.now(), deps.credentialResolvers);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_credential') return { fail: 'invalid_credential', message: err.message };
+      throw err;
+    }
+  };
+
+  app.post(MCP_PATH, {
+    schema: {
+      operationId: 'postMcp',
+      tags: ['mcp'],
+      security: [{ bearer: [] }],
+      description: 'MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.',
+    },
+    errorHandler: (err, req, reply) => {
+      // A body that is not JSON is a JSON-RPC parse error, not a REST validation error.
+      if (err instanceof ValidationFailure) {
+        return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be JSON' }, id: null });
+      }
+      if ((err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        return reply.code(415).send({ jsonrpc: '2.0', error: { code: -32000, message: 'Unsupported Media Type: send application/json' }, id: null });
+      }
+      if ((err as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return reply.code(413).send({ jsonrpc: '2.0', error: { code: -32000, message: 'Request body is too large' }, id: null });
+      }
+      req.log.error({ err }, 'MCP request failed');
+      return reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: `Internal error (request id ${req.id})` }, id: null });
+    },
+    handler: async (req, reply) => {
+      const who = await authenticate(req);
+      if ('fail' in who) return unauthorized(reply, who.fail, who.message);
+      req.principal = who;
+
+      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+      let calls = 0;
+      registerTools(server, deps, {
+        principal: who,
+        nextRequestId: () => (++calls === 1 ? req.id : `${req.id}:${calls}`),
+        log: req.log,
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      // The transport writes the response itself; carry over the headers set so far (request id, CORS).
+      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string);
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    },
+  });
+
+  // Stateless: no server-initiated stream and no session to delete.
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: MCP_PATH,
+      schema: { hide: true },
+      handler: async (_req, reply) =>
+        reply
+          .code(405)
+          .header('allow', 'POST')
+          .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC messages' }, id: null }),
+    });
+  }
+}
