@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { z } from 'zod';
 import { resolveCredential, type Principal } from '../accounts/credentials.ts';
 import { ListQuery, ModelIdParams, ModelList, CatalogModelSchema } from '../catalog/routes.ts';
 import type { Deps } from '../deps.ts';
@@ -21,6 +22,13 @@ export interface ToolCallContext {
 }
 
 type Structured = Record<string, unknown>;
+
+/**
+ * The HTTP API's schema as a tool schema. The API's schemas carry an OpenAPI component id; a root
+ * with an id would be emitted as a `$ref`, and MCP wants `type: "object"` at the root. A shallow
+ * copy has no id (nested components stay shared `$defs`).
+ */
+const tool = <S extends z.ZodObject>(schema: S): S => schema.extend({}) as S;
 
 const ok = (structured: object, summary: string): CallToolResult => ({
   content: [{ type: 'text', text: summary }],
@@ -67,8 +75,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
       description:
         'Probabilistic forecast of one or more series with one model (POST /v1/forecast). Each input target is the series oldest first, ' +
         'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
-      inputSchema: ForecastRequest,
-      outputSchema: ForecastResponseBody,
+      inputSchema: tool(ForecastRequest),
+      outputSchema: tool(ForecastResponseBody),
       annotations: spend,
     },
     async (args) => guarded(c, 'forecast', async () => {
@@ -82,8 +90,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
     {
       title: 'Forecast a batch of requests',
       description: `Several forecast requests at once (POST /v1/forecast/batch, at most ${LIMITS.maxBatch}); each item succeeds or fails on its own.`,
-      inputSchema: ForecastBatchRequest,
-      outputSchema: ForecastBatchResponseBody,
+      inputSchema: tool(ForecastBatchRequest),
+      outputSchema: tool(ForecastBatchResponseBody),
       annotations: spend,
     },
     async (args) => guarded(c, 'forecastBatch', async () => {
@@ -101,8 +109,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
     {
       title: 'Ensemble forecast',
       description: 'Ranks candidate models by a hold-out backtest and blends the top ones (POST /v1/forecast/ensemble). Uses credits.',
-      inputSchema: EnsembleForecastRequest,
-      outputSchema: EnsembleForecastResponseBody,
+      inputSchema: tool(EnsembleForecastRequest),
+      outputSchema: tool(EnsembleForecastResponseBody),
       annotations: spend,
     },
     async (args) => guarded(c, 'forecastEnsemble', async () => {
@@ -117,8 +125,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
     {
       title: 'List models',
       description: 'The model catalog (GET /api/models), filtered by q, task, capability, provider, available.',
-      inputSchema: ListQuery,
-      outputSchema: ModelList,
+      inputSchema: tool(ListQuery),
+      outputSchema: tool(ModelList),
       annotations: read,
     },
     async (args) => guarded(c, 'listModels', async () => {
@@ -132,8 +140,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
     {
       title: 'Get a model',
       description: 'One catalog record (GET /api/models/{modelId}).',
-      inputSchema: ModelIdParams,
-      outputSchema: CatalogModelSchema,
+      inputSchema: tool(ModelIdParams),
+      outputSchema: tool(CatalogModelSchema),
       annotations: read,
     },
     async (args) => guarded(c, 'getModelById', async () => {
@@ -147,8 +155,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
     {
       title: 'Validate a credential',
       description: 'Checks an API key (api_key), or without one the credential this MCP connection uses (POST /v1/validate).',
-      inputSchema: ValidateCredentialRequest,
-      outputSchema: ValidateCredentialResponse,
+      inputSchema: tool(ValidateCredentialRequest),
+      outputSchema: tool(ValidateCredentialResponse),
       annotations: read,
     },
     async (args) => guarded(c, 'validateCredential', async () => {
