@@ -8,6 +8,7 @@ import { registerKeyRoutes } from '../keys/routes.ts';
 import { registerSystemRoutes } from '../system/routes.ts';
 import { registerOAuthRoutes } from '../oauth/routes.ts';
 import { registerMcpRoutes } from '../mcp/routes.ts';
+import { registerIdentityRoutes } from '../identity/routes.ts';
 import type { ZApp } from './types.ts';
 
 /** Every feature's routes, in one place. */
@@ -21,4 +22,5 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerEnsembleRoutes(app, deps);
   registerOAuthRoutes(app, deps);
   registerMcpRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
 }
