@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { resolveCredential, type Principal } from '../accounts/credentials.ts';
+import { principalOf } from '../http/auth.ts';
 import type { Deps } from '../deps.ts';
 import { AppError, ValidationFailure } from '../http/errors.ts';
 import type { ZApp } from '../http/types.ts';
@@ -28,20 +28,10 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
     return reply.code(401).header('www-authenticate', `Bearer ${params.join(', ')}`).send({ error: message, code });
   };
 
-  const authenticate = async (req: FastifyRequest): Promise<Principal | { fail: 'missing_credential' | 'invalid_credential'; message: string }> => {
-    const h = req.headers.authorization;
-    const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
-    if (!h) return { fail: 'missing_credential', message: 'A credential is required: send "Authorization: Bearer <token>"' };
-    if (!m?.[1]) return { fail: 'invalid_credential', message: 'Authorization header must be "Bearer <token>"' };
-    try {
-      return await resolveCredential(deps.database.db, m[1], deps.clock.now(), deps.credentialResolvers);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_credential') return { fail: 'invalid_credential', message: err.message };
-      throw err;
-    }
-  };
-
   app.post(MCP_PATH, {
+    // The shared auth hook resolves the Bearer credential (so rate limits and other per-account
+    // hooks see the principal); its failures are turned into MCP's 401 below.
+    config: { auth: 'user', acceptsOAuthTokens: true },
     schema: {
       operationId: 'postMcp',
       tags: ['mcp'],
@@ -49,6 +39,10 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       description: 'MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.',
     },
     errorHandler: (err, req, reply) => {
+      if (err instanceof AppError) {
+        if (err.code === 'missing_credential' || err.code === 'invalid_credential') return unauthorized(reply, err.code, err.message);
+        return reply.code(err.status).headers(err.headers).send({ error: err.message, code: err.code });
+      }
       // A body that is not JSON is a JSON-RPC parse error, not a REST validation error.
       if (err instanceof ValidationFailure) {
         return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be JSON' }, id: null });
@@ -63,9 +57,9 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       return reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: `Internal error (request id ${req.id})` }, id: null });
     },
     handler: async (req, reply) => {
-      const who = await authenticate(req);
-      if ('fail' in who) return unauthorized(reply, who.fail, who.message);
-      req.principal = who;
+      // Bearer only: the browser's session cookie does not open the MCP endpoint.
+      if (!req.headers.authorization) return unauthorized(reply, 'missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
+      const who = principalOf(req);
 
       const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
       let calls = 0;

@@ -76,6 +76,15 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
       const body = (await r.json()) as { code: string };
       assert.equal(body.code, token ? 'invalid_credential' : 'missing_credential');
     }
+    // The browser's session cookie does not open /mcp: Bearer only.
+    const viaCookie = await fetch(`${t.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', cookie: `tsfm_session=${u.token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    assert.equal(viaCookie.status, 401);
+    // …while the same session token as Bearer does.
+    assert.equal((await mcp(u.token)).status, 200);
   });
 
   test('dynamic registration: public client without secret; bad redirect URIs and missing name are refused', async () => {

@@ -3,9 +3,9 @@ import type { DialectMigration } from './index.ts';
 /**
  * OAuth: the authorization server of the MCP endpoint (clients, codes, tokens) and the identities
  * people sign in with at third-party providers. Secrets are stored as SHA-256 digests only; every
- * row that belongs to an account goes with it (ON DELETE CASCADE).
+ * row that belongs to an account goes with it (ON DELETE CASCADE). Numbered 0003: 0002 is billing's.
  */
-export const m0002_oauth: DialectMigration = {
+export const m0003_oauth: DialectMigration = {
   async up(db) {
     await db.schema
       .createTable('oauth_clients')
