@@ -64,6 +64,23 @@ const envSchema = z.object({
     .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lower-case letters, digits and dashes, starting with a letter')
     .default('oidc'),
   OAUTH_OIDC_LABEL: z.string().max(64).default('Single sign-on'),
+  FREE_CREDITS: intFrom(80000, 0, 1_000_000_000),
+  CREDIT_PRICE_NANO_USD: intFrom(100_000, 0, 1_000_000_000_000),
+  BILLING_HOLD_GRACE_MS: intFrom(60_000, 0, 86_400_000),
+  MODELS_BILLING_ONLY: csv,
+  PAYMENTS_PROVIDER: z.enum(['local', 'stripe']).default('local'),
+  BILLING_RETURN_ORIGINS: csv,
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_PRICE_ID: z.string().optional(),
+  STRIPE_METER_EVENT_NAME: z.string().min(1).default('tsfm_credits'),
+  RATE_LIMIT_FREE_PER_MINUTE: intFrom(1000, 1, 1_000_000_000),
+  RATE_LIMIT_BILLING_PER_MINUTE: intFrom(1_000_000, 1, 1_000_000_000),
+  AUTH_RATE_LIMIT_PER_MINUTE: intFrom(60, 1, 1_000_000_000),
+  REDIS_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), { message: 'must be a redis:// or rediss:// URL' }),
 });
 
 /** A third-party identity provider people can sign in with (configured by environment). */
@@ -97,6 +114,18 @@ export type Config = {
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number };
   identityProviders: IdentityProviderConfig[];
+  billing: {
+    freeCredits: number;
+    creditPriceNanoUsd: number;
+    /** A hold outlives the inference timeout by this much before the sweeper releases it. */
+    holdGraceMs: number;
+    billingOnlyModels: string[];
+    provider: 'local' | 'stripe';
+    /** Origins that checkout/portal redirects may point to (PUBLIC_BASE_URL's origin is always allowed). */
+    returnOrigins: string[];
+    stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string } | null;
+  };
+  rateLimit: { freePerMinute: number; billingPerMinute: number; authPerMinute: number; redisUrl: string | null };
 };
 
 export class ConfigError extends Error {}
@@ -133,6 +162,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     identityProviders.push({ name: e.OAUTH_OIDC_NAME, label: e.OAUTH_OIDC_LABEL, kind: 'oidc', issuer: e.OAUTH_OIDC_ISSUER, clientId: oidc.id, clientSecret: oidc.secret });
   }
+  if (e.PAYMENTS_PROVIDER === 'stripe') {
+    const missing = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICE_ID'] as const).filter((k) => !e[k]);
+    if (missing.length > 0) {
+      throw new ConfigError(`Invalid configuration:\n  ${missing.map((k) => `${k}: required when PAYMENTS_PROVIDER=stripe`).join('\n  ')}`);
+    }
+  }
+  const returnOrigins = e.BILLING_RETURN_ORIGINS.map((o) => {
+    try {
+      return new URL(o).origin;
+    } catch {
+      throw new ConfigError(`Invalid configuration:\n  BILLING_RETURN_ORIGINS: '${o}' is not a URL`);
+    }
+  });
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
@@ -164,5 +206,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       codeTtlMs: e.OAUTH_CODE_TTL_SECONDS * 1000,
     },
     identityProviders,
+    billing: {
+      freeCredits: e.FREE_CREDITS,
+      creditPriceNanoUsd: e.CREDIT_PRICE_NANO_USD,
+      holdGraceMs: e.BILLING_HOLD_GRACE_MS,
+      billingOnlyModels: e.MODELS_BILLING_ONLY,
+      provider: e.PAYMENTS_PROVIDER,
+      returnOrigins: [new URL(publicBaseUrl).origin, ...returnOrigins],
+      stripe:
+        e.PAYMENTS_PROVIDER === 'stripe'
+          ? {
+              secretKey: e.STRIPE_SECRET_KEY ?? '',
+              webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? '',
+              priceId: e.STRIPE_PRICE_ID ?? '',
+              meterEventName: e.STRIPE_METER_EVENT_NAME,
+            }
+          : null,
+    },
+    rateLimit: {
+      freePerMinute: e.RATE_LIMIT_FREE_PER_MINUTE,
+      billingPerMinute: e.RATE_LIMIT_BILLING_PER_MINUTE,
+      authPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
+      redisUrl: e.REDIS_URL ?? null,
+    },
   };
 }

@@ -5,7 +5,13 @@ import { createCaptchaVerifier, type CaptchaVerifier } from './accounts/captcha.
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { CredentialResolver } from './accounts/credentials.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
-import { unmeteredMeter, type Meter } from './forecasting/metering.ts';
+import type { Meter } from './forecasting/metering.ts';
+import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
+import { getBillingAccount, openAccountWithFreeCredits } from './billing/ledger.ts';
+import { createPaymentsProvider } from './billing/providers/index.ts';
+import type { PaymentsProvider } from './billing/providers/types.ts';
+import { rateLimitOf, startUsageReporter } from './billing/service.ts';
+import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { mcpResource } from './oauth/endpoints.ts';
@@ -25,8 +31,18 @@ export interface Deps {
   accountCreatedHooks: AccountCreatedHook[];
   engine: Engine;
   catalog: Catalog;
-  /** Credits and usage for every forecast; the billing feature provides the real one. */
+  /** Credits and usage for every forecast (src/billing/meter.ts: ledger, holds, usage events). */
   meter: Meter;
+  /** Where billing is turned on and off and metered usage is reported (PAYMENTS_PROVIDER). */
+  payments: PaymentsProvider;
+  /**
+   * Per-account request budget shared by all of an account's credentials. The HTTP hook counts
+   * every authenticated request (a batch counts its items); other entry points (MCP) call
+   * `rateLimiter.consume(accountId, points)` themselves.
+   */
+  rateLimiter: RateLimiter;
+  /** Background jobs (hold sweeper, usage reporter); false keeps them off (tests that drive them by hand). */
+  backgroundJobs?: boolean;
   /** false silences the HTTP logger (tests). */
   logger?: false;
   /** Cleanup run when the app closes. */
@@ -36,24 +52,41 @@ export interface Deps {
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
   const engine = overrides.engine ?? (await defaultEngine(config));
+  const clock = overrides.clock ?? systemClock;
+  const catalog = overrides.catalog ?? new Catalog(engine, modelAccessFromConfig(config));
+  const rateLimiter =
+    overrides.rateLimiter ??
+    createRateLimiter(config.rateLimit, async (accountId) => rateLimitOf(config, (await getBillingAccount(database.db, accountId))?.billing_active ?? false));
+  const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
+  const freeCredits: AccountCreatedHook = (trx, user) => openAccountWithFreeCredits(trx, user.id, config.billing.freeCredits, user.created_at);
+  const stops: Array<() => void> = [];
   const deps: Deps = {
     engine,
-    catalog: overrides.catalog ?? new Catalog(engine),
+    catalog,
     config,
     database,
     mailer: overrides.mailer ?? createMailer(config.mail),
     captcha: overrides.captcha ?? createCaptchaVerifier(config.captcha),
-    clock: overrides.clock ?? systemClock,
+    clock,
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
-    accountCreatedHooks: overrides.accountCreatedHooks ?? [],
-    meter: overrides.meter ?? unmeteredMeter,
+    accountCreatedHooks: [freeCredits, ...(overrides.accountCreatedHooks ?? [])],
+    meter: overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }),
+    payments,
+    rateLimiter,
     async close() {
+      for (const stop of stops) stop();
+      await rateLimiter.close();
       await engine.close();
       await database.close();
     },
   };
   if (overrides.logger === false) deps.logger = false;
+  if (overrides.backgroundJobs !== false) {
+    const log = (what: string) => (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 50, msg: `${what} failed`, err: String(err) })}\n`);
+    stops.push(startHoldSweeper({ database, clock, config, catalog }, log('credit hold sweep')).stop);
+    stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
+  }
   return deps;
 }
 

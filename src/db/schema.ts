@@ -123,6 +123,117 @@ export interface OAuthLoginStatesTable {
   used_at: number | null;
 }
 
+export interface BillingAccountsTable {
+  user_id: string;
+  /** Prepaid (free and granted) credits left; never below zero. */
+  balance: number;
+  billing_active: number;
+  provider: string | null;
+  customer_id: string | null;
+  subscription_id: string | null;
+  billing_changed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type LedgerKind = 'grant' | 'debit' | 'adjustment';
+
+export interface CreditLedgerTable {
+  id: string;
+  user_id: string;
+  kind: LedgerKind;
+  /** Signed change of the prepaid balance. */
+  amount: number;
+  /** Credits of a debit charged through metered billing (not from the balance). */
+  metered_credits: number;
+  request_id: string | null;
+  usage_event_id: string | null;
+  audit_id: string | null;
+  description: string | null;
+  created_at: number;
+}
+
+export interface CreditHoldsTable {
+  id: string;
+  user_id: string;
+  request_id: string;
+  free_credits: number;
+  metered_credits: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface UsageEventsTable {
+  id: string;
+  user_id: string;
+  request_id: string;
+  created_at: number;
+  model: string;
+  source: 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground';
+  credential_kind: 'session' | 'api_key' | 'oauth';
+  key_id: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  credits: number;
+  free_credits: number;
+  metered_credits: number;
+  cost_nano_usd: number;
+  latency_ms: number;
+  status: 'succeeded';
+}
+
+export interface MeteredUsageOutboxTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  customer_id: string | null;
+  usage_event_id: string;
+  credits: number;
+  created_at: number;
+  reported_at: number | null;
+  attempts: number;
+  last_error: string | null;
+}
+
+export interface AuditRecordsTable {
+  id: string;
+  actor_user_id: string;
+  action: 'grant_credits' | 'reset_usage';
+  target_user_id: string;
+  amount: number;
+  balance_before: number;
+  balance_after: number;
+  usage_events_deleted: number | null;
+  window_start: number | null;
+  window_end: number | null;
+  reason: string;
+  note: string | null;
+  idempotency_key: string | null;
+  request_hash: string;
+  response_json: string;
+  created_at: number;
+}
+
+export interface BillingSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  kind: 'checkout' | 'portal';
+  success_url: string | null;
+  cancel_url: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface PaymentEventsTable {
+  id: string;
+  provider: string;
+  type: string;
+  received_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   sessions: SessionsTable;
@@ -135,4 +246,12 @@ export interface DB {
   oauth_tokens: OAuthTokensTable;
   oauth_identities: OAuthIdentitiesTable;
   oauth_login_states: OAuthLoginStatesTable;
+  billing_accounts: BillingAccountsTable;
+  credit_ledger: CreditLedgerTable;
+  credit_holds: CreditHoldsTable;
+  usage_events: UsageEventsTable;
+  metered_usage_outbox: MeteredUsageOutboxTable;
+  audit_records: AuditRecordsTable;
+  billing_sessions: BillingSessionsTable;
+  payment_events: PaymentEventsTable;
 }

@@ -16,6 +16,7 @@ import { AppError, ValidationFailure } from './errors.ts';
 import { issuesToDetail, LOC_ROOT, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerRoutes } from './routes.ts';
+import { registerRateLimitHook } from '../ratelimit/hook.ts';
 
 
 declare module 'fastify' {
@@ -109,6 +110,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   registerAuthHook(app, deps);
+  registerRateLimitHook(app, deps);
   await registerRoutes(app.withTypeProvider<ZodTypeProvider>(), deps);
   return app;
 }

@@ -9,6 +9,9 @@ import { registerSystemRoutes } from '../system/routes.ts';
 import { registerOAuthRoutes } from '../oauth/routes.ts';
 import { registerMcpRoutes } from '../mcp/routes.ts';
 import { registerIdentityRoutes } from '../identity/routes.ts';
+import { registerBillingRoutes } from '../billing/routes.ts';
+import { registerUsageRoutes } from '../usage/routes.ts';
+import { registerAdminRoutes } from '../admin/routes.ts';
 import type { ZApp } from './types.ts';
 
 /** Every feature's routes, in one place. */
@@ -23,4 +26,7 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerOAuthRoutes(app, deps);
   registerMcpRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerUsageRoutes(app, deps);
+  registerBillingRoutes(app, deps);
+  registerAdminRoutes(app, deps);
 }

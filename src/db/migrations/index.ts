@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../index.ts';
 import { m0001_accounts } from './0001_accounts.ts';
+import { m0002_billing } from './0002_billing.ts';
 import { m0003_oauth } from './0003_oauth.ts';
 
 export interface DialectMigration {
@@ -11,5 +12,6 @@ export interface DialectMigration {
 /** One migration set for both dialects; names sort in the order they run. */
 export const migrations: Record<string, DialectMigration> = {
   '0001_accounts': m0001_accounts,
+  '0002_billing': m0002_billing,
   '0003_oauth': m0003_oauth,
 };

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import { principalOf } from '../http/auth.ts';
+import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import type { ZApp } from '../http/types.ts';
+import { grantCredits, listAdjustments, resetUsage } from './service.ts';
+
+const Adjustment = z
+  .object({
+    id: z.string(),
+    action: z.enum(['grant_credits', 'reset_usage']),
+    actor_user_id: z.string(),
+    target_user_id: z.string(),
+    amount: z.number().int().describe('Credits added to (or, negative, removed from) the balance'),
+    balance_before: z.number().int(),
+    balance_after: z.number().int(),
+    usage_events_deleted: z.number().int().nullable(),
+    window_start: z.string().nullable(),
+    window_end: z.string().nullable(),
+    reason: z.string(),
+    note: z.string().nullable(),
+    idempotency_key: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'BillingAdjustment' });
+
+const UserId = z.string().trim().min(1).max(64);
+const Reason = z.string().trim().min(1).max(500);
+const Note = z.string().max(2000).nullish();
+const IdemKey = z.string().trim().min(1).max(200).nullish();
+
+const GrantCreditsRequest = z
+  .object({ target_user_id: UserId, amount: z.number().int(), reason: Reason, note: Note, idempotency_key: IdemKey })
+  .meta({ id: 'GrantCreditsRequest' });
+const ResetUsageRequest = z
+  .object({ target_user_id: UserId, reason: Reason, start: z.string().max(64).nullish(), end: z.string().max(64).nullish(), note: Note, idempotency_key: IdemKey })
+  .meta({ id: 'ResetUsageRequest' });
+
+const ADMIN_ERRORS = errors(...AUTH_ERRORS, 403);
+
+export function registerAdminRoutes(app: ZApp, deps: Deps): void {
+  app.get('/api/admin/billing/adjustments', {
+    config: { auth: 'admin' },
+    schema: {
+      operationId: 'adminListAdjustments',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      querystring: z.object({
+        target_user_id: z.string().max(64).nullish(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+        offset: z.coerce.number().int().min(0).default(0),
+      }),
+      response: { 200: z.object({ adjustments: z.array(Adjustment), limit: z.number().int(), offset: z.number().int() }), ...ADMIN_ERRORS },
+    },
+    handler: async (req) => listAdjustments(deps, req.query),
+  });
+
+  app.post('/api/admin/billing/credits', {
+    config: { auth: 'admin' },
+    schema: {
+      operationId: 'adminGrantCredits',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      body: GrantCreditsRequest,
+      response: { 200: z.object({ adjustment: Adjustment, balance: z.number().int() }), ...ADMIN_ERRORS, ...errors(404, 409) },
+    },
+    handler: async (req) => grantCredits(deps, principalOf(req), req.body),
+  });
+
+  app.post('/api/admin/billing/usage/reset', {
+    config: { auth: 'admin' },
+    schema: {
+      operationId: 'adminResetUsage',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      body: ResetUsageRequest,
+      response: {
+        200: z.object({ adjustment: Adjustment, usage_events_deleted: z.number().int(), credits_restored: z.number().int(), balance: z.number().int() }),
+        ...ADMIN_ERRORS,
+        ...errors(404, 409),
+      },
+    },
+    handler: async (req) => resetUsage(deps, principalOf(req), req.body),
+  });
+}

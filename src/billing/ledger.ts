@@ -1,0 +1,274 @@
+import { sql, type Kysely } from 'kysely';
+import type { Principal } from '../accounts/credentials.ts';
+import type { CreditHoldsTable, DB } from '../db/schema.ts';
+import type { UsageSource, Usage } from '../forecasting/metering.ts';
+import { AppError } from '../http/errors.ts';
+import { newId } from '../shared/ids.ts';
+
+/**
+ * The credit ledger: the only code that moves credits.
+ *
+ * Invariant, per account, at every instant (tests and the crash script check it):
+ *   sum(credit_ledger.amount) = billing_accounts.balance + sum(credit_holds.free_credits)
+ * Every change of `balance` happens in the same transaction as the ledger entry or hold that
+ * explains it, and every decrement is a guarded UPDATE whose changed-row count is checked.
+ */
+type Db = Kysely<DB>;
+
+export interface BillingAccount {
+  user_id: string;
+  balance: number;
+  billing_active: boolean;
+  provider: string | null;
+  customer_id: string | null;
+}
+
+export async function getBillingAccount(db: Db, userId: string): Promise<BillingAccount | null> {
+  const row = await db
+    .selectFrom('billing_accounts')
+    .select(['user_id', 'balance', 'billing_active', 'provider', 'customer_id'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row ? { ...row, balance: Number(row.balance), billing_active: row.billing_active === 1 } : null;
+}
+
+/** Creates the counter row (balance 0) when missing; a no-op when it exists. */
+export async function ensureBillingAccount(db: Db, userId: string, now: number): Promise<void> {
+  await db
+    .insertInto('billing_accounts')
+    .values({ user_id: userId, balance: 0, billing_active: 0, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute();
+}
+
+/** Runs inside the account-creation transaction: counter row + the free-credit grant entry. */
+export async function openAccountWithFreeCredits(trx: Db, userId: string, freeCredits: number, now: number): Promise<void> {
+  await trx
+    .insertInto('billing_accounts')
+    .values({ user_id: userId, balance: freeCredits, billing_active: 0, created_at: now, updated_at: now })
+    .execute();
+  await trx
+    .insertInto('credit_ledger')
+    .values({ id: newId('cle'), user_id: userId, kind: 'grant', amount: freeCredits, metered_credits: 0, description: 'free credits', created_at: now })
+    .execute();
+}
+
+export type HoldRow = CreditHoldsTable;
+
+/**
+ * Decides how a call of `credits` is paid: free (prepaid) credits first, then metered billing
+ * when active; otherwise it is refused. Pure: the caller applies it with a guarded update.
+ */
+export function planPayment(balance: number, billingActive: boolean, credits: number): { free: number; metered: number } | null {
+  if (balance >= credits) return { free: credits, metered: 0 };
+  if (!billingActive) return null;
+  return { free: balance, metered: credits - balance };
+}
+
+const MAX_RESERVE_ATTEMPTS = 50;
+
+/** Reserves the worst-case price before inference, or throws 402 billing_required. */
+export async function reserve(db: Db, userId: string, requestId: string, credits: number, now: number, ttlMs: number): Promise<HoldRow> {
+  for (let attempt = 0; attempt < MAX_RESERVE_ATTEMPTS; attempt++) {
+    const hold = await db.transaction().execute(async (trx): Promise<HoldRow | 'retry'> => {
+      // Fast path: the balance covers the whole price.
+      const full = await trx
+        .updateTable('billing_accounts')
+        .set({ balance: sql`balance - ${credits}`, updated_at: now })
+        .where('user_id', '=', userId)
+        .where('balance', '>=', credits)
+        .executeTakeFirst();
+      let split: { free: number; metered: number };
+      if (Number(full.numUpdatedRows) === 1) {
+        split = { free: credits, metered: 0 };
+      } else {
+        const acct = await getBillingAccount(trx, userId);
+        const balance = acct?.balance ?? 0;
+        const plan = planPayment(balance, acct?.billing_active ?? false, credits);
+        if (!plan) {
+          throw new AppError(
+            'billing_required',
+            `This call costs ${credits} credits and ${balance} free credits are left; activate billing to continue (POST /api/account/billing/payments)`,
+          );
+        }
+        if (plan.free > 0) {
+          // Compare-and-set: take exactly what was seen, or start over if it moved meanwhile.
+          const part = await trx
+            .updateTable('billing_accounts')
+            .set({ balance: sql`balance - ${plan.free}`, updated_at: now })
+            .where('user_id', '=', userId)
+            .where('balance', '=', plan.free)
+            .executeTakeFirst();
+          if (Number(part.numUpdatedRows) !== 1) return 'retry';
+        }
+        split = plan;
+      }
+      const row: HoldRow = {
+        id: newId('hld'),
+        user_id: userId,
+        request_id: requestId,
+        free_credits: split.free,
+        metered_credits: split.metered,
+        created_at: now,
+        expires_at: now + ttlMs,
+      };
+      await trx.insertInto('credit_holds').values(row).execute();
+      return row;
+    });
+    if (hold !== 'retry') return hold;
+  }
+  throw new AppError('upstream_unavailable', 'The account is too busy to reserve credits; retry shortly', { 'retry-after': '1' });
+}
+
+/** Gives a hold back. Returns false when it was already settled or released (idempotent). */
+export async function releaseHold(db: Db, hold: Pick<HoldRow, 'id' | 'user_id' | 'free_credits'>, now: number): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const del = await trx.deleteFrom('credit_holds').where('id', '=', hold.id).executeTakeFirst();
+    if (Number(del.numDeletedRows) !== 1) return false;
+    if (hold.free_credits > 0) {
+      await trx
+        .updateTable('billing_accounts')
+        .set({ balance: sql`balance + ${hold.free_credits}`, updated_at: now })
+        .where('user_id', '=', hold.user_id)
+        .execute();
+    }
+    return true;
+  });
+}
+
+export interface Settlement {
+  principal: Principal;
+  requestId: string;
+  source: UsageSource;
+  model: string;
+  usage: Usage;
+  credits: number;
+  latencyMs: number;
+  creditPriceNanoUsd: number;
+  now: number;
+}
+
+/**
+ * Turns a hold into the debit and the usage event, in one transaction. A price below the hold
+ * gives the difference back (metered part first, then free credits).
+ */
+export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ usageEventId: string }> {
+  const held = hold.free_credits + hold.metered_credits;
+  const actual = Math.max(0, Math.min(held, Math.round(s.credits)));
+  let refund = held - actual;
+  const meteredBack = Math.min(refund, hold.metered_credits);
+  const metered = hold.metered_credits - meteredBack;
+  refund -= meteredBack;
+  const free = hold.free_credits - refund;
+  return db.transaction().execute(async (trx) => {
+    const del = await trx.deleteFrom('credit_holds').where('id', '=', hold.id).executeTakeFirst();
+    // The sweeper released it (inference outlived the hold): no 200 may go out without its debit.
+    if (Number(del.numDeletedRows) !== 1) throw new Error(`credit hold ${hold.id} expired before the call finished`);
+    if (refund > 0) {
+      await trx
+        .updateTable('billing_accounts')
+        .set({ balance: sql`balance + ${refund}`, updated_at: s.now })
+        .where('user_id', '=', hold.user_id)
+        .execute();
+    }
+    const usageEventId = newId('use');
+    await trx
+      .insertInto('usage_events')
+      .values({
+        id: usageEventId,
+        user_id: hold.user_id,
+        request_id: s.requestId,
+        created_at: s.now,
+        model: s.model,
+        source: s.source,
+        credential_kind: s.principal.kind,
+        key_id: s.principal.kind === 'api_key' ? s.principal.credentialId : null,
+        input_tokens: s.usage.input_tokens,
+        output_tokens: s.usage.output_tokens,
+        total_tokens: s.usage.total_tokens,
+        credits: actual,
+        free_credits: free,
+        metered_credits: metered,
+        cost_nano_usd: actual * s.creditPriceNanoUsd,
+        latency_ms: s.latencyMs,
+        status: 'succeeded',
+      })
+      .execute();
+    await trx
+      .insertInto('credit_ledger')
+      .values({
+        id: newId('cle'),
+        user_id: hold.user_id,
+        kind: 'debit',
+        amount: -free,
+        metered_credits: metered,
+        request_id: s.requestId,
+        usage_event_id: usageEventId,
+        description: `${s.source} ${s.model}`,
+        created_at: s.now,
+      })
+      .execute();
+    if (metered > 0) {
+      const acct = await getBillingAccount(trx, hold.user_id);
+      await trx
+        .insertInto('metered_usage_outbox')
+        .values({
+          id: newId('mub'),
+          user_id: hold.user_id,
+          provider: acct?.provider ?? 'local',
+          customer_id: acct?.customer_id ?? null,
+          usage_event_id: usageEventId,
+          credits: metered,
+          created_at: s.now,
+          reported_at: null,
+          attempts: 0,
+          last_error: null,
+        })
+        .execute();
+    }
+    return { usageEventId };
+  });
+}
+
+/** Releases holds whose process died (or never finished): their expiry passed. */
+export async function sweepExpiredHolds(db: Db, now: number): Promise<number> {
+  const expired = await db.selectFrom('credit_holds').select(['id', 'user_id', 'free_credits']).where('expires_at', '<=', now).limit(1000).execute();
+  let released = 0;
+  for (const h of expired) if (await releaseHold(db, { ...h, free_credits: Number(h.free_credits) }, now)) released++;
+  return released;
+}
+
+/** Credits given or taken by an administrator, applied with the ledger entry that explains it. */
+export async function adjustBalance(
+  trx: Db,
+  userId: string,
+  amount: number,
+  entry: { kind: 'grant' | 'adjustment'; auditId: string; description: string; now: number },
+): Promise<{ before: number; after: number }> {
+  await ensureBillingAccount(trx, userId, entry.now);
+  const guarded = trx
+    .updateTable('billing_accounts')
+    .set({ balance: sql`balance + ${amount}`, updated_at: entry.now })
+    .where('user_id', '=', userId);
+  const r = await (amount < 0 ? guarded.where('balance', '>=', -amount) : guarded).returning('balance').executeTakeFirst();
+  if (!r) throw new AppError('conflict', `The account holds fewer than ${-amount} credits; nothing was changed`);
+  const after = Number(r.balance);
+  if (amount !== 0) {
+    await trx
+      .insertInto('credit_ledger')
+      .values({ id: newId('cle'), user_id: userId, kind: entry.kind, amount, metered_credits: 0, audit_id: entry.auditId, description: entry.description, created_at: entry.now })
+      .execute();
+  }
+  return { before: after - amount, after };
+}
+
+/** The invariant, for tests, the crash script and operators. */
+export async function ledgerCheck(db: Db, userId: string): Promise<{ ledger: number; balance: number; held: number; balanced: boolean }> {
+  const l = await db.selectFrom('credit_ledger').select((eb) => eb.fn.sum<string | number>('amount').as('s')).where('user_id', '=', userId).executeTakeFirst();
+  const h = await db.selectFrom('credit_holds').select((eb) => eb.fn.sum<string | number>('free_credits').as('s')).where('user_id', '=', userId).executeTakeFirst();
+  const acct = await getBillingAccount(db, userId);
+  const ledger = Number(l?.s ?? 0);
+  const held = Number(h?.s ?? 0);
+  const balance = acct?.balance ?? 0;
+  return { ledger, balance, held, balanced: ledger === balance + held };
+}

@@ -1,0 +1,82 @@
+import type { Principal } from '../accounts/credentials.ts';
+import type { Catalog, ModelAccess } from '../catalog/catalog.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/index.ts';
+import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
+import { AppError } from '../http/errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import { getBillingAccount, releaseHold, reserve, settle, sweepExpiredHolds } from './ledger.ts';
+
+export interface MeterCtx {
+  database: Database;
+  clock: Clock;
+  config: Config;
+  catalog: Pick<Catalog, 'get'>;
+}
+
+/** The access map the catalog is built with: MODELS_BILLING_ONLY lists models reserved to billing accounts. */
+export function modelAccessFromConfig(config: Config): Record<string, ModelAccess> {
+  return Object.fromEntries(config.billing.billingOnlyModels.map((id) => [id, 'billing' as const]));
+}
+
+/** May this account use a model with this access rule? */
+export async function assertModelAccess(ctx: Pick<MeterCtx, 'database'>, principal: Principal, model: string, access: ModelAccess): Promise<void> {
+  if (access === 'all') return;
+  const acct = await getBillingAccount(ctx.database.db, principal.user.id);
+  if (!acct?.billing_active) {
+    throw new AppError('no_model_access', `Model '${model}' is available to accounts with active billing only`);
+  }
+}
+
+/** How long a hold may stay open before the sweeper treats its process as dead. */
+export const holdTtlMs = (config: Config): number => config.inference.timeoutMs + config.billing.holdGraceMs;
+
+/**
+ * The real meter: reserve → run → settle (debit + usage event in one transaction) or release.
+ * A hold settles or releases at most once; a second call is a no-op.
+ */
+export function createLedgerMeter(ctx: MeterCtx): Meter {
+  const db = ctx.database.db;
+  return {
+    async checkModelAccess(principal, model) {
+      await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
+    },
+    async hold(req: ChargeRequest): Promise<Hold> {
+      if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);
+      const row = await reserve(db, req.principal.user.id, req.requestId, req.credits, ctx.clock.now(), holdTtlMs(ctx.config));
+      let done = false;
+      return {
+        async commit(outcome) {
+          if (done) return;
+          done = true;
+          await settle(db, row, {
+            principal: req.principal,
+            requestId: req.requestId,
+            source: req.source,
+            model: req.model,
+            usage: outcome.usage ?? req.usage,
+            credits: outcome.credits ?? req.credits,
+            latencyMs: outcome.latencyMs,
+            creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
+            now: ctx.clock.now(),
+          });
+        },
+        async release() {
+          if (done) return;
+          done = true;
+          await releaseHold(db, row, ctx.clock.now());
+        },
+      };
+    },
+  };
+}
+
+/** Periodically releases holds left behind by a process that died mid-call. */
+export function startHoldSweeper(ctx: MeterCtx, onError: (err: unknown) => void): { stop(): void } {
+  const every = Math.max(1000, Math.min(30_000, holdTtlMs(ctx.config)));
+  const run = () => sweepExpiredHolds(ctx.database.db, ctx.clock.now()).catch(onError);
+  void run();
+  const timer = setInterval(run, every);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

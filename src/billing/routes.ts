@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import { principalOf } from '../http/auth.ts';
+import { AppError } from '../http/errors.ts';
+import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import type { ZApp } from '../http/types.ts';
+import { donePage, localPage } from './pages.ts';
+import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './providers/local.ts';
+import {
+  BillingCostsRequest,
+  BillingCostsResponse,
+  BillingSummary,
+  PaymentsBillingProfile,
+  PaymentsBillingSession,
+  PaymentsBillingSessionRequest,
+  WebhookAck,
+} from './schemas.ts';
+import { billingSummary, costReport, createPaymentsSession, paymentsProfile } from './service.ts';
+import { applyProviderEvent } from './state.ts';
+
+const bearer = [{ bearer: [] }];
+
+export function registerBillingRoutes(app: ZApp, deps: Deps): void {
+  app.get('/api/account/billing', {
+    config: { auth: 'user' },
+    schema: { operationId: 'getBillingSummary', tags: ['billing'], security: bearer, response: { 200: BillingSummary, ...errors(...AUTH_ERRORS) } },
+    handler: async (req) => billingSummary(deps, principalOf(req)),
+  });
+
+  app.get('/api/account/billing/payments', {
+    config: { auth: 'user' },
+    schema: { operationId: 'getPaymentsBillingProfile', tags: ['billing'], security: bearer, response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) } },
+    handler: async (req) => paymentsProfile(deps, principalOf(req)),
+  });
+
+  app.post('/api/account/billing/payments', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'createPaymentsBillingSession',
+      tags: ['billing'],
+      security: bearer,
+      body: PaymentsBillingSessionRequest,
+      response: { 200: PaymentsBillingSession, ...errors(...AUTH_ERRORS, 409, 502) },
+    },
+    handler: async (req) => createPaymentsSession(deps, principalOf(req), req.body),
+  });
+
+  app.post('/api/billing/costs', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'getBillingCosts',
+      tags: ['billing'],
+      security: bearer,
+      description: "Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items).",
+      body: BillingCostsRequest,
+      response: { 200: BillingCostsResponse, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => costReport(deps, principalOf(req), req.body.requestIds),
+  });
+
+  // The local provider's pages: the link's secret is the credential (single use, one hour).
+  const Params = z.object({ kind: z.enum(['checkout', 'portal']), token: z.string().min(10).max(200) });
+  app.get(`${LOCAL_PAGE_PATH}/:kind/:token`, {
+    schema: { operationId: 'getLocalBillingPage', tags: ['billing'], description: 'Local provider: the built-in checkout or portal page (HTML).', params: Params },
+    handler: async (req, reply) => {
+      const view = await viewLocalSession(deps.database.db, req.params.kind, req.params.token, deps.clock.now());
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(localPage(view.kind, view.email, req.url.split('?')[0] ?? ''));
+    },
+  });
+  app.post(`${LOCAL_PAGE_PATH}/:kind/:token`, {
+    schema: {
+      operationId: 'submitLocalBillingPage',
+      tags: ['billing'],
+      description: 'Local provider: confirm (billing on for checkout, off for portal) or cancel; redirects to the session URL.',
+      params: Params,
+      body: z.object({ decision: z.enum(['confirm', 'cancel']) }),
+    },
+    handler: async (req, reply) => {
+      const { kind, token } = req.params;
+      if (req.body.decision === 'cancel') {
+        const view = await viewLocalSession(deps.database.db, kind, token, deps.clock.now());
+        const to = kind === 'checkout' ? view.cancel_url : view.success_url;
+        return to ? reply.redirect(to, 303) : reply.type('text/html; charset=utf-8').send(donePage('Nothing was changed.'));
+      }
+      const view = await completeLocalSession(deps.database.db, kind, token, deps.clock.now());
+      const msg = kind === 'checkout' ? 'Billing is active.' : 'Billing is off.';
+      return view.success_url ? reply.redirect(view.success_url, 303) : reply.type('text/html; charset=utf-8').send(donePage(msg));
+    },
+  });
+
+  const provider = deps.payments;
+  if (provider.verifyWebhook) {
+    const verify = provider.verifyWebhook.bind(provider);
+    // Signatures cover the exact bytes sent, so this route keeps the body as a string.
+    void app.register(async (scope) => {
+      scope.removeContentTypeParser(['application/json']);
+      scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+      scope.post(`/api/billing/webhooks/${provider.name}`, {
+        schema: {
+          operationId: 'receivePaymentsWebhook',
+          tags: ['billing'],
+          description: 'Payment provider events (signature-verified): turn metered billing on and off.',
+          response: { 200: WebhookAck, ...errors(400) },
+        },
+        handler: async (req) => {
+          const raw = typeof req.body === 'string' ? req.body : '';
+          const sig = req.headers[`${provider.name}-signature`];
+          let event;
+          try {
+            event = verify(raw, typeof sig === 'string' ? sig : undefined);
+          } catch (err) {
+            req.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'webhook signature rejected');
+            throw new AppError('invalid_argument', 'Webhook signature verification failed');
+          }
+          const outcome = await applyProviderEvent(deps.database.db, provider.name, event, deps.clock.now());
+          req.log.info({ event: event.id, type: event.type, outcome }, 'payments webhook');
+          return { received: true as const, outcome };
+        },
+      });
+    });
+  }
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { AppError } from '../http/errors.ts';
+import type { RateDecision } from './limiter.ts';
+
+/** Public routes limited per client address against brute force and mail flooding. */
+export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set(['/api/auth/login', '/api/auth/register', '/api/auth/forgot-password']);
+
+/** How many requests a call counts for: a batch counts each of its items. */
+function pointsOf(req: FastifyRequest): number {
+  if (req.routeOptions.url === '/v1/forecast/batch') {
+    const items = (req.body as { requests?: unknown } | undefined)?.requests;
+    if (Array.isArray(items)) return Math.max(1, items.length);
+  }
+  return 1;
+}
+
+function applyHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header('x-ratelimit-limit', String(d.limit));
+  reply.header('x-ratelimit-remaining', String(d.remaining));
+  reply.header('x-ratelimit-reset', String(d.resetAt));
+}
+
+function refuse(d: RateDecision, what: string): AppError {
+  return new AppError('rate_limit_exceeded', `Rate limit exceeded: ${d.limit} ${what} per minute; retry in ${d.retryAfter} s`, {
+    'retry-after': String(d.retryAfter),
+  });
+}
+
+/**
+ * Runs after the auth hook (registered after it, same phase): every authenticated request counts
+ * against its account, whatever the credential; the headers go on every limited response.
+ */
+export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
+  app.addHook('preValidation', async (req, reply) => {
+    const url = req.routeOptions.url;
+    if (url && AUTH_LIMITED_ROUTES.has(url)) {
+      const d = await deps.rateLimiter.consumeAuth(url, req.ip);
+      applyHeaders(reply, d);
+      if (!d.allowed) throw refuse(d, 'attempts from this address');
+      return;
+    }
+    if (!req.principal) return;
+    const d = await deps.rateLimiter.consume(req.principal.user.id, pointsOf(req));
+    applyHeaders(reply, d);
+    if (!d.allowed) throw refuse(d, 'requests for this account');
+  });
+}

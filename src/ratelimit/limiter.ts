@@ -1,0 +1,95 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+/**
+ * Fixed one-minute windows through `rate-limiter-flexible`: in process memory by default, shared
+ * by every process through Redis when REDIS_URL is set (with an in-memory insurance limiter, so
+ * a Redis outage degrades to per-process limits instead of failing requests).
+ *
+ * One counter per account whatever the credential; the account's limit (free or billing) is
+ * decided per call, so turning billing on raises the limit at once.
+ */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the window resets. */
+  resetAt: number;
+  /** Seconds to wait (0 when allowed). */
+  retryAfter: number;
+}
+
+export interface RateLimiter {
+  /** Counts `points` requests against the account (a batch of n items counts n). */
+  consume(accountId: string, points?: number): Promise<RateDecision>;
+  /** Brute-force guard for login, register and forgot-password, per client address. */
+  consumeAuth(route: string, clientAddress: string): Promise<RateDecision>;
+  readonly backend: 'memory' | 'redis';
+  close(): Promise<void>;
+}
+
+export interface RateLimiterSettings {
+  freePerMinute: number;
+  billingPerMinute: number;
+  authPerMinute: number;
+  redisUrl: string | null;
+  /** Namespaces the keys (tests use a fresh one so they never share counters). */
+  keyPrefix?: string;
+}
+
+const WINDOW_S = 60;
+
+export function createRateLimiter(settings: RateLimiterSettings, limitFor: (accountId: string) => Promise<number>): RateLimiter {
+  const prefix = settings.keyPrefix ?? 'tsfm';
+  // The store counts up to the highest limit; each account's own limit is applied on top.
+  const ceiling = Math.max(settings.freePerMinute, settings.billingPerMinute);
+  let redis: Redis | null = null;
+  const make = (name: string, points: number): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ keyPrefix: `${prefix}:${name}`, points, duration: WINDOW_S });
+    if (!redis) return memory;
+    return new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:${name}`, points, duration: WINDOW_S, insuranceLimiter: memory });
+  };
+  if (settings.redisUrl) {
+    redis = new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    // Errors are answered by the insurance limiter; the client reconnects by itself.
+    redis.on('error', () => undefined);
+  }
+  const accounts = make('acct', ceiling);
+  const auth = make('auth', settings.authPerMinute);
+
+  const decide = async (limiter: RateLimiterAbstract, key: string, points: number, limit: number): Promise<RateDecision> => {
+    let res: RateLimiterRes;
+    try {
+      res = await limiter.consume(key, points);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      res = err;
+    }
+    const resetAt = Math.ceil((Date.now() + res.msBeforeNext) / 1000);
+    const allowed = res.consumedPoints <= limit;
+    return {
+      allowed,
+      limit,
+      remaining: Math.max(0, limit - res.consumedPoints),
+      resetAt,
+      retryAfter: allowed ? 0 : Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    };
+  };
+
+  return {
+    backend: redis ? 'redis' : 'memory',
+    async consume(accountId, points = 1) {
+      const limit = await limitFor(accountId);
+      return decide(accounts, accountId, Math.max(1, Math.floor(points)), limit);
+    },
+    consumeAuth(route, clientAddress) {
+      return decide(auth, `${route}:${clientAddress}`, 1, settings.authPerMinute);
+    },
+    async close() {
+      if (redis) {
+        redis.disconnect();
+        redis = null;
+      }
+    },
+  };
+}
