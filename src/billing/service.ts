@@ -165,10 +165,12 @@ export async function costReport(ctx: Pick<BillingCtx, 'database'>, principal: P
         ]),
       )
       .execute();
+    const inChunk = new Set(chunk);
     for (const r of rows) {
-      const exact = totals.has(r.request_id) ? r.request_id : null;
-      const parent = exact ?? chunk.find((id) => r.request_id.startsWith(`${id}:`)) ?? null;
-      if (parent !== null) totals.set(parent, (totals.get(parent) ?? 0) + num(r.cost_nano_usd));
+      // The event counts for its own id and for every requested id it is an item of.
+      const owners = [r.request_id];
+      for (let i = r.request_id.indexOf(':'); i >= 0; i = r.request_id.indexOf(':', i + 1)) owners.push(r.request_id.slice(0, i));
+      for (const id of owners) if (inChunk.has(id)) totals.set(id, (totals.get(id) ?? 0) + num(r.cost_nano_usd));
     }
   }
   return { requests: ids.map((requestId) => ({ requestId, costNanoUsd: totals.get(requestId) ?? 0 })) };
