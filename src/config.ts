@@ -74,6 +74,7 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   STRIPE_PRICE_ID: z.string().optional(),
   STRIPE_METER_EVENT_NAME: z.string().min(1).default('tsfm_credits'),
+  STRIPE_API_BASE: z.url().optional(),
   RATE_LIMIT_FREE_PER_MINUTE: intFrom(1000, 1, 1_000_000_000),
   RATE_LIMIT_BILLING_PER_MINUTE: intFrom(1_000_000, 1, 1_000_000_000),
   AUTH_RATE_LIMIT_PER_MINUTE: intFrom(60, 1, 1_000_000_000),
@@ -123,7 +124,7 @@ export type Config = {
     provider: 'local' | 'stripe';
     /** Origins that checkout/portal redirects may point to (PUBLIC_BASE_URL's origin is always allowed). */
     returnOrigins: string[];
-    stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string } | null;
+    stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string; apiBase: string | null } | null;
   };
   rateLimit: { freePerMinute: number; billingPerMinute: number; authPerMinute: number; redisUrl: string | null };
 };
@@ -220,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
               webhookSecret: e.STRIPE_WEBHOOK_SECRET ?? '',
               priceId: e.STRIPE_PRICE_ID ?? '',
               meterEventName: e.STRIPE_METER_EVENT_NAME,
+              apiBase: e.STRIPE_API_BASE ?? null,
             }
           : null,
     },

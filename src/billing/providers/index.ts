@@ -7,9 +7,17 @@ import { createStripeProvider, type StripeClientOptions } from './stripe.ts';
 import type { PaymentsProvider } from './types.ts';
 
 /** PAYMENTS_PROVIDER picks the implementation: `local` (default) or `stripe`. */
-export function createPaymentsProvider(config: Config, database: Database, clock: Clock, stripeClient: StripeClientOptions = {}): PaymentsProvider {
-  if (config.billing.provider === 'stripe' && config.billing.stripe) {
-    return createStripeProvider(config.billing.stripe, customerStore(database.db, clock, 'stripe'), stripeClient);
+export function createPaymentsProvider(config: Config, database: Database, clock: Clock): PaymentsProvider {
+  const stripe = config.billing.stripe;
+  if (config.billing.provider === 'stripe' && stripe) {
+    return createStripeProvider(stripe, customerStore(database.db, clock, 'stripe'), stripe.apiBase ? clientOptionsFor(stripe.apiBase) : {});
   }
   return createLocalProvider({ db: database.db, clock, publicBaseUrl: config.publicBaseUrl });
+}
+
+/** STRIPE_API_BASE points the SDK elsewhere (stripe-mock, or a loopback stand-in in tests). */
+function clientOptionsFor(apiBase: string): StripeClientOptions {
+  const u = new URL(apiBase);
+  const protocol = u.protocol === 'http:' ? 'http' : 'https';
+  return { host: u.hostname, port: u.port || (protocol === 'http' ? 80 : 443), protocol, maxNetworkRetries: 0 };
 }

@@ -8,7 +8,7 @@ export interface StripeSettings {
   meterEventName: string;
 }
 
-/** Only for tests: point the SDK at a loopback stand-in of the API. */
+/** Where the SDK sends its requests (STRIPE_API_BASE: stripe-mock, or a loopback stand-in in tests). */
 export type StripeClientOptions = Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol' | 'maxNetworkRetries'>;
 
 /**
