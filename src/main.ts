@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const deps = await createDeps(config);
+  // Until Redis answers, limits are counted per process (the insurance limiter); wait briefly for it.
+  if (!(await deps.rateLimiter.ready(5000))) process.stderr.write('warning: REDIS_URL did not answer within 5 s; rate limits are per process until it does\n');
   const app = await buildApp(deps);
   app.addHook('onClose', async () => deps.close());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

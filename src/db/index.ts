@@ -57,13 +57,18 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     },
     close: () => db.destroy(),
   };
-  await migrate(database);
+  await migrate(database, target.kind === 'postgres' ? target.schema : undefined);
   return database;
 }
 
-export async function migrate(database: Database): Promise<void> {
+/**
+ * `schema` pins Kysely's bookkeeping tables to that schema: otherwise its existence check sees
+ * the tables of any other schema in the database (parallel test suites) and skips creating them.
+ */
+export async function migrate(database: Database, schema?: string): Promise<void> {
   const migrator = new Migrator({
     db: database.db,
+    ...(schema ? { migrationTableSchema: schema } : {}),
     provider: {
       async getMigrations() {
         const out: Record<string, Migration> = {};

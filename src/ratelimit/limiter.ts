@@ -25,6 +25,8 @@ export interface RateLimiter {
   /** Brute-force guard for login, register and forgot-password, per client address. */
   consumeAuth(route: string, clientAddress: string): Promise<RateDecision>;
   readonly backend: 'memory' | 'redis';
+  /** Resolves once the shared store answers (at once in memory); false after `timeoutMs` without it. */
+  ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,17 @@ export function createRateLimiter(settings: RateLimiterSettings, limitFor: (acco
     },
     consumeAuth(route, clientAddress) {
       return decide(auth, `${route}:${clientAddress}`, 1, settings.authPerMinute);
+    },
+    async ready(timeoutMs = 2000) {
+      const r = redis;
+      if (!r || r.status === 'ready') return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        r.once('ready', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
     },
     async close() {
       if (redis) {
