@@ -16,11 +16,12 @@ import { ledgerCheck } from '../../src/billing/ledger.ts';
 const SERVER = join(import.meta.dirname, 'crash-server.ts');
 const ONE_CREDIT = { model: 'echo-last', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 1 } };
 
-function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string }> {
+function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '200', BILLING_HOLD_GRACE_MS: '0', FAKE_ENGINE_DELAY_MS: '5' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000);
@@ -29,7 +30,7 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; base: stri
       const m = /listening (\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, base: `http://127.0.0.1:${m[1]}` });
+        resolve({ child, base: `http://127.0.0.1:${m[1]}`, exited });
       }
     });
     child.once('exit', (code) => reject(new Error(`server exited early (${code}): ${out}`)));
@@ -76,7 +77,8 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
       }
     };
     await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
-    await new Promise((r) => first.child.once('exit', r).kill('SIGKILL'));
+    first.child.kill('SIGKILL');
+    await first.exited;
     assert.ok(ok.length >= KILL_AFTER, `got ${ok.length} 200s of ${sent} sent`);
 
     // Restart: the sweeper releases holds of requests that were in flight when the process died.
@@ -112,6 +114,7 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
       assert.equal(again.status, 200, 'the restarted server serves');
     } finally {
       second.child.kill('SIGKILL');
+      await second.exited;
     }
   });
 });
