@@ -1,6 +1,6 @@
 // Development helper: in-process accuracy on every k-th M3 series (no pool). Not a benchmark.
 import { FREQUENCIES, loadM3, mase, smape } from './lib/m3.ts';
-import { MODEL_IMPLS } from '../src/engine/registry.ts';
+import { BUILTIN_MODELS as MODEL_IMPLS } from '../src/engine/registry.ts';
 
 const every = Number(process.argv[2] ?? 10);
 const only = process.argv[3]?.split(',');

@@ -9,7 +9,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MODEL_IMPLS } from '../src/engine/registry.ts';
+import { BUILTIN_MODELS as MODEL_IMPLS } from '../src/engine/registry.ts';
 import { deseasonalise } from '../src/engine/stats/season.ts';
 import { FREQUENCIES, loadM3, mase, repoRoot, smape, type M3Series } from './lib/m3.ts';
 import { benchEngine, forecastAll } from './lib/run.ts';

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MODEL_IMPLS } from '../src/engine/registry.ts';
+import { BUILTIN_MODELS as MODEL_IMPLS } from '../src/engine/registry.ts';
 import { loadM3, repoRoot } from './lib/m3.ts';
 import { benchEngine, forecastAll } from './lib/run.ts';
 

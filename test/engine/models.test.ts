@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { thetaForecast, fitThetaWith, thetaPointForecast } from '../../src/engine/models/theta.ts';
 import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../../src/engine/models/simple.ts';
-import { MODEL_IMPLS } from '../../src/engine/registry.ts';
+import { BUILTIN_MODELS as MODEL_IMPLS } from '../../src/engine/registry.ts';
 import { mulberry32 } from '../../src/engine/stats/prng.ts';
 import { EngineError, type ForecastJob, type SeriesForecast } from '../../src/engine/types.ts';
 
