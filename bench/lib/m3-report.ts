@@ -1,0 +1,101 @@
+export interface FrequencyScore {
+  n: number;
+  smape: number;
+  mase: number;
+}
+
+export interface Score {
+  n: number;
+  smape: number;
+  mase: number;
+  byFrequency: Partial<Record<string, FrequencyScore>>;
+}
+
+type Row = Record<'yearly' | 'quarterly' | 'monthly' | 'other' | 'all', [number, number] | null>;
+
+/** Hyndman's recalculation of the original M3 submissions (shared/data/m3/README.md). */
+export const PUBLISHED: Record<string, Row> = {
+  NAIVE2: { yearly: [17.88, 3.172], quarterly: [9.95, 1.238], monthly: [16.89, 1.037], other: [6.3, 3.089], all: [14.74, 1.665] },
+  'SES (SINGLE)': { yearly: [17.82, 3.171], quarterly: [9.72, 1.229], monthly: [15.3, 0.974], other: [6.29, 3.091], all: [13.91, 1.633] },
+  'Damped trend': { yearly: [17.36, 3.032], quarterly: [9.36, 1.126], monthly: [14.58, 0.908], other: [4.61, 2.036], all: [13.28, 1.484] },
+  ForecastPro: { yearly: [17.27, 3.026], quarterly: [9.82, 1.204], monthly: [13.9, 0.848], other: [4.6, 1.92], all: [13.06, 1.467] },
+  'Theta (M3 winner)': { yearly: [16.97, 2.806], quarterly: [8.96, 1.087], monthly: [13.89, 0.858], other: [4.41, 1.904], all: [12.76, 1.395] },
+};
+
+/** R's forecast package 8.20 run on this machine (same README). */
+export const R_FORECAST: Record<string, Row> = {
+  ets: { yearly: [17.0, 2.86], quarterly: [9.68, 1.17], monthly: [14.14, 0.865], other: [4.37, 1.814], all: [13.07, 1.425] },
+  'auto.arima': { yearly: [17.1, 2.959], quarterly: [10.01, 1.189], monthly: [15.02, 0.868], other: [4.51, 1.841], all: [13.6, 1.454] },
+  thetaf: { yearly: [16.76, 2.774], quarterly: [9.2, 1.117], monthly: [13.86, 0.864], other: [4.92, 2.271], all: [12.79, 1.419] },
+  'mean of ets and auto.arima': { yearly: [16.49, 2.838], quarterly: [9.5, 1.137], monthly: [13.87, 0.839], other: [4.37, 1.795], all: [12.78, 1.399] },
+};
+
+/** Our model -> R's implementation of the same method, for the 2% targets. */
+const SAME_METHOD: Record<string, string> = { 'auto-ets': 'ets', 'auto-arima': 'auto.arima', theta: 'thetaf' };
+
+interface Report {
+  generatedAt: string;
+  every: number;
+  series: number;
+  poolSize: number;
+  naive2Check: Score;
+  models: Record<string, Score & { seconds: number; seriesPerSecond: number }>;
+}
+
+const COLS = ['yearly', 'quarterly', 'monthly', 'other'] as const;
+const fmt = (s: FrequencyScore | undefined): string => (s ? `${s.smape.toFixed(2)} / ${s.mase.toFixed(3)}` : '');
+const fmtRow = (r: [number, number] | null): string => (r ? `${r[0].toFixed(2)} / ${r[1].toFixed(3)}` : '');
+
+export function renderMarkdown(r: Report): string {
+  const lines: string[] = [];
+  lines.push('# M3 accuracy of the built-in models', '');
+  lines.push(
+    `Generated ${r.generatedAt} by \`npm run bench:m3\` over ${r.series} series${r.every > 1 ? ` (every ${r.every}th: a sample, not comparable to the full-set figures)` : ' (all of M3)'}, ` +
+      `through the engine's worker pool (${r.poolSize} threads), official horizons, season length from the data's frequency. sMAPE / MASE as defined in shared/data/m3/README.md.`,
+    '',
+  );
+  lines.push('| model | yearly | quarterly | monthly | other | all | seconds | series/s |', '|---|---|---|---|---|---|---|---|');
+  const c = r.naive2Check;
+  lines.push(`| NAIVE2 recomputed here (metric check) | ${COLS.map((f) => fmt(c.byFrequency[f])).join(' | ')} | **${c.smape.toFixed(2)} / ${c.mase.toFixed(3)}** | | |`);
+  for (const [id, s] of Object.entries(r.models)) {
+    lines.push(`| ${id} | ${COLS.map((f) => fmt(s.byFrequency[f])).join(' | ')} | **${s.smape.toFixed(2)} / ${s.mase.toFixed(3)}** | ${s.seconds.toFixed(1)} | ${s.seriesPerSecond.toFixed(1)} |`);
+  }
+  lines.push('', '## Reference figures (from shared/data/m3/README.md)', '', '| method | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
+  for (const [name, row] of Object.entries(PUBLISHED)) lines.push(`| ${name} (published) | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
+  for (const [name, row] of Object.entries(R_FORECAST)) lines.push(`| R ${name} | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
+  lines.push('', '## Targets', '');
+  for (const [ours, theirs] of Object.entries(SAME_METHOD)) {
+    const s = r.models[ours];
+    const ref = R_FORECAST[theirs]?.all;
+    if (!s || !ref) continue;
+    const gap = (100 * (s.smape - ref[0])) / ref[0];
+    lines.push(`- ${ours} vs R ${theirs}: ${s.smape.toFixed(2)} against ${ref[0].toFixed(2)}, ${gap >= 0 ? '+' : ''}${gap.toFixed(1)}% (target within 2%): **${gap <= 2 ? 'met' : 'missed'}**`);
+  }
+  const best = Object.entries(r.models).sort((a, b) => a[1].smape - b[1].smape)[0];
+  if (best) {
+    lines.push(`- best built-in: ${best[0]} at ${best[1].smape.toFixed(2)} (target at or below 13.0): **${best[1].smape <= 13.0 ? 'met' : 'missed'}**`);
+  }
+  lines.push('', NOTES);
+  return lines.join('\n') + '\n';
+}
+
+const NOTES = `## Notes
+
+- **Metric check.** NAIVE2 recomputed here (naive on the classically deseasonalised series) scores
+  14.70 / 1.669 against the published 14.74 / 1.665; naive's yearly and "other" rows (where NAIVE2 is
+  plain naive) reproduce the published 17.88 / 3.172 and 6.30 / 3.089 exactly.
+- **auto-ets** differs from R's ets in one way: augurs' ETS has no seasonal component, so seasons are
+  removed by classical decomposition first (monthly 14.52 against R's 14.14; yearly and quarterly
+  are better than R's).
+- **theta** is the state-space theta method (STM/DSTM choice) with thetaf's seasonal test and
+  decomposition; it matches R's thetaf per frequency to within a few tenths.
+- **auto-arima misses its target, by about 17% (15.86 against R's 13.60).** The cause is the only
+  AutoARIMA on npm, \`arima\` (ctsa): its automatic search returns zeros for random-walk-like
+  series, some fits report input values as variances, and many one-step forecasts land far from
+  the last value. The engine detects these answers and falls back to the random walk (see
+  docs/models-statistical.md), which keeps the model usable but not competitive: its monthly score
+  is no better than naive. Reaching R's figure needs a proper AutoARIMA (a port of R's / statsforecast's
+  auto.arima with exact Kalman-filter likelihood and the stepwise AICc search); that is follow-up work.
+  Until then, for ARIMA-like accuracy use \`auto-ets\` or \`theta\`.
+- **combo** includes auto-arima; its figure is pulled down by that member.
+`;

@@ -1,0 +1,80 @@
+import { EngineError } from '../types.ts';
+import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
+import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
+import { fillMissing } from '../stats/prepare.ts';
+import { seriesSeed } from '../stats/prng.ts';
+import { detectSeasonLength } from '../stats/season.ts';
+
+export interface FitContext {
+  horizon: number;
+  /** Season length to use (1 = non-seasonal), from the job or detected. */
+  seasonLength: number;
+}
+
+/** Fits one clean series (no NaN, at least minPoints values) and forecasts it. */
+export type SeriesFitter = (y: number[], ctx: FitContext) => GaussianForecast;
+
+export type StatisticalInfo = Omit<ModelInfo, 'available' | 'unavailableReason' | 'provider' | 'kind' | 'supportedTasks' | 'maxContextLength' | 'contextLength' | 'maxHorizon' | 'license'> &
+  Partial<Pick<ModelInfo, 'contextLength' | 'maxContextLength' | 'maxHorizon' | 'license'>>;
+
+const COMMON_CAPABILITIES = ['quantiles', 'samples', 'missing_values', 'multivariate'];
+
+/**
+ * Wraps a per-series fitter into a ModelImpl: missing values, season resolution, quantile rows
+ * and seeded sample paths are handled here once, the same way for every statistical model.
+ */
+export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter): ModelImpl {
+  const full: ModelImpl['info'] = {
+    provider: 'builtin',
+    kind: 'statistical',
+    supportedTasks: ['forecast'],
+    license: 'MIT',
+    contextLength: 2048,
+    maxContextLength: 100_000,
+    maxHorizon: null,
+    ...info,
+    capabilities: [...new Set([...COMMON_CAPABILITIES, ...info.capabilities])],
+  };
+  return {
+    info: full,
+    forecast(job: ForecastJob): SeriesForecast[] {
+      return job.series.map((raw, i) => forecastOne(full, fit, job, raw, i));
+    },
+  };
+}
+
+function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJob, raw: number[], i: number): SeriesForecast {
+  const { y, missing } = fillMissing(raw, info.minPoints, i);
+  const detected = job.seasonLength === null;
+  const seasonLength = Math.max(1, Math.round(job.seasonLength ?? detectSeasonLength(y)));
+  let fc: GaussianForecast;
+  try {
+    fc = fit(y, { horizon: job.horizon, seasonLength });
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    throw new EngineError('failed', `${info.id} failed on series ${i}: ${err instanceof Error ? err.message : String(err)}`, i);
+  }
+  if (fc.mean.length !== job.horizon || fc.mean.some((v) => !Number.isFinite(v))) {
+    throw new EngineError('failed', `${info.id} produced no finite forecast for series ${i}`, i);
+  }
+  const out: SeriesForecast = {
+    mean: fc.mean,
+    quantiles: quantileRows(fc, job.quantileLevels),
+    info: { seasonLength, seasonDetected: detected, missingFilled: missing, pointsUsed: y.length, ...fc.info },
+  };
+  if (job.numSamples > 0) out.samples = samplePaths(fc, job.numSamples, seriesSeed(job.seed, i));
+  return out;
+}
+
+/** Root-mean-square of the finite values (0 when none). */
+export function rms(values: readonly number[]): number {
+  let s = 0;
+  let k = 0;
+  for (const v of values) {
+    if (Number.isFinite(v)) {
+      s += v * v;
+      k++;
+    }
+  }
+  return k > 0 ? Math.sqrt(s / k) : 0;
+}

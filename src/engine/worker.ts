@@ -1,0 +1,36 @@
+import { MODEL_IMPLS } from './registry.ts';
+import { EngineError, type EngineErrorKind, type ForecastJob, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
+import { validateJob } from './validate.ts';
+
+/** What the pool sends a worker thread. */
+export interface WorkerTask {
+  job: ForecastJob;
+  env: ModelEnv;
+}
+
+/** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
+export type WorkerResult =
+  | { ok: true; forecasts: SeriesForecast[] }
+  | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number };
+
+export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
+  const byId = new Map(impls.map((m) => [m.info.id, m]));
+  return async ({ job, env }) => {
+    try {
+      const impl = byId.get(job.model);
+      if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
+      validateJob(job);
+      return { ok: true, forecasts: await impl.forecast(job, env) };
+    } catch (err) {
+      if (err instanceof EngineError) {
+        return err.seriesIndex === undefined
+          ? { ok: false, kind: err.kind, message: err.message }
+          : { ok: false, kind: err.kind, message: err.message, seriesIndex: err.seriesIndex };
+      }
+      return { ok: false, kind: 'failed', message: err instanceof Error ? err.message : String(err) };
+    }
+  };
+}
+
+/** Piscina calls this by name (`run(task, { name: 'runTask' })`) inside each worker thread. */
+export const runTask = createTaskRunner(MODEL_IMPLS);
