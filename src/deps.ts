@@ -13,6 +13,7 @@ import type { PaymentsProvider } from './billing/providers/types.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
+import { createEngine } from './engine/engine.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { mcpResource } from './oauth/endpoints.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
@@ -90,6 +91,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
   return deps;
 }
 
-async function defaultEngine(_config: Config): Promise<Engine> {
-  throw new Error('no engine configured');
+async function defaultEngine(config: Config): Promise<Engine> {
+  const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
+  return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
 }
