@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { resolveCredential, type Principal } from '../accounts/credentials.ts';
 import { ListQuery, ModelIdParams, ModelList, CatalogModelSchema } from '../catalog/routes.ts';
 import type { Deps } from '../deps.ts';
@@ -12,6 +12,10 @@ import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, Forec
 import { runForecast } from '../forecasting/service.ts';
 import { AppError, ValidationFailure } from '../http/errors.ts';
 import { ValidateCredentialRequest, ValidateCredentialResponse } from '../keys/routes.ts';
+import { BillingSummary } from '../billing/schemas.ts';
+import { billingSummary } from '../billing/service.ts';
+import { UsageSummary, UsageWindow } from '../usage/routes.ts';
+import { usageSummary } from '../usage/service.ts';
 
 /** What a tool call knows about its HTTP request. */
 export interface ToolCallContext {
@@ -163,6 +167,36 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext)
       const p = args.api_key ? await resolveCredential(deps.database.db, args.api_key, deps.clock.now(), deps.credentialResolvers) : c.principal;
       const r = { valid: true, auth_type: p.kind, user: p.user.id, ...(p.kind === 'api_key' ? { key: p.credentialId } : {}) };
       return ok(r, `Valid ${p.kind} credential of user ${p.user.id}.`);
+    }),
+  );
+
+  server.registerTool(
+    'getUsageSummary',
+    {
+      title: 'Usage summary',
+      description: 'Your usage, pre-aggregated: totals, daily, by model, by source, recent events (GET /api/account/usage/summary). start/end are ISO 8601.',
+      inputSchema: tool(UsageWindow),
+      outputSchema: tool(UsageSummary),
+      annotations: read,
+    },
+    async (args) => guarded(c, 'getUsageSummary', async () => {
+      const r = await usageSummary(deps, c.principal, args);
+      return ok(r, `Usage ${r.start} to ${r.end}: ${JSON.stringify(r.totals)}`);
+    }),
+  );
+
+  server.registerTool(
+    'getBillingSummary',
+    {
+      title: 'Billing summary',
+      description: 'Free credits granted, used and remaining, billing state, metered usage this period and your rate limit (GET /api/account/billing).',
+      inputSchema: tool(z.object({})),
+      outputSchema: tool(BillingSummary),
+      annotations: read,
+    },
+    async () => guarded(c, 'getBillingSummary', async () => {
+      const r = await billingSummary(deps, c.principal);
+      return ok(r, `Billing: ${JSON.stringify(r)}`.slice(0, 500));
     }),
   );
 }

@@ -37,6 +37,19 @@ export const UsageEvent = z
 
 const Window = { start: z.string().max(64).nullish().describe('ISO 8601, inclusive'), end: z.string().max(64).nullish().describe('ISO 8601, exclusive') };
 
+export const UsageWindow = z.object(Window);
+export const UsageSummary = z
+  .object({
+    start: z.string(),
+    end: z.string(),
+    totals: z.object(Measures),
+    daily: z.array(z.object({ date: z.string(), ...Measures })),
+    by_model: z.array(z.object({ model: z.string(), ...Measures })),
+    by_source: z.array(z.object({ source: z.string(), ...Measures })),
+    recent: z.array(UsageEvent),
+  })
+  .meta({ id: 'UsageSummary' });
+
 export function registerUsageRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/usage', {
     config: { auth: 'user' },
@@ -72,19 +85,9 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
       operationId: 'getUsageSummary',
       tags: ['usage'],
       security: [{ bearer: [] }],
-      querystring: z.object(Window),
+      querystring: UsageWindow,
       response: {
-        200: z
-          .object({
-            start: z.string(),
-            end: z.string(),
-            totals: z.object(Measures),
-            daily: z.array(z.object({ date: z.string(), ...Measures })),
-            by_model: z.array(z.object({ model: z.string(), ...Measures })),
-            by_source: z.array(z.object({ source: z.string(), ...Measures })),
-            recent: z.array(UsageEvent),
-          })
-          .meta({ id: 'UsageSummary' }),
+        200: UsageSummary,
         ...errors(...AUTH_ERRORS),
       },
     },

@@ -117,7 +117,7 @@ describe(`MCP end to end with the SDK client (${DB_KIND})`, () => {
     await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
     const { tools } = await client.listTools();
     const names = tools.map((x) => x.name).sort();
-    for (const n of ['forecast', 'forecastBatch', 'forecastEnsemble', 'listModels', 'getModelById', 'validateCredential']) assert.ok(names.includes(n), n);
+    for (const n of ['forecast', 'forecastBatch', 'forecastEnsemble', 'listModels', 'getModelById', 'getUsageSummary', 'getBillingSummary', 'validateCredential']) assert.ok(names.includes(n), n);
     const fc = tools.find((x) => x.name === 'forecast');
     assert.equal(fc?.inputSchema.type, 'object');
     assert.ok(fc?.outputSchema, 'forecast declares its output schema');
@@ -161,6 +161,14 @@ describe(`MCP end to end with the SDK client (${DB_KIND})`, () => {
     assert.equal((one.structuredContent as { code: string }).code, 'model_not_found');
     const v = await client.callTool({ name: 'validateCredential', arguments: {} });
     assert.deepEqual(v.structuredContent, { valid: true, auth_type: 'api_key', user: u.id, key: key.id });
+    const usage = await client.callTool({ name: 'getUsageSummary', arguments: {} });
+    assert.notEqual(usage.isError, true, JSON.stringify(usage.content));
+    assert.ok('totals' in (usage.structuredContent as object));
+    const badWindow = await client.callTool({ name: 'getUsageSummary', arguments: { start: 'not-a-date' } });
+    assert.equal(badWindow.isError, true);
+    const billing = await client.callTool({ name: 'getBillingSummary', arguments: {} });
+    assert.notEqual(billing.isError, true, JSON.stringify(billing.content));
+    assert.equal((billing.structuredContent as { free_credits: { granted: number } }).free_credits.granted, 80000);
     await client.close();
   });
 });
