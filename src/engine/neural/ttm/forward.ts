@@ -2,7 +2,7 @@ import { addInPlace, addTransposedBlocks, gelu, layerNorm, linear, softmaxGate, 
 import {
   TTM_CONTEXT, TTM_D_MODEL, TTM_DECODER_D, TTM_HORIZON, TTM_NORM_EPS, TTM_PATCHES, TTM_SCALER_MIN,
 } from './weights.ts';
-import type { LayerW, TtmWeights } from './weights.ts';
+import type { LayerW, LinearW, TtmWeights } from './weights.ts';
 
 /**
  * TinyTimeMixer R2 forward pass (reference/ARCHITECTURE.md), batched over univariate series
@@ -27,19 +27,56 @@ export interface Workspace {
   head: Float32Array;
 }
 
-export function createWorkspace(chunk = DEFAULT_CHUNK): Workspace {
+/** Sizes (in floats) of the workspace buffers for a chunk of `chunk` series. */
+export function workspaceSizes(chunk: number): Record<Exclude<keyof Workspace, 'chunk'>, number> {
   const n = chunk * PER_SERIES;
+  return { h: n, t1: n, t2: n, t3: 2 * n, t4: n, t5: n, dec: chunk * TTM_PATCHES * TTM_DECODER_D, head: chunk * TTM_HORIZON };
+}
+
+export function createWorkspace(
+  chunk = DEFAULT_CHUNK, alloc: (n: number) => Float32Array = (n) => new Float32Array(n),
+): Workspace {
+  const z = workspaceSizes(chunk);
   return {
     chunk,
-    h: new Float32Array(n),
-    t1: new Float32Array(n),
-    t2: new Float32Array(n),
-    t3: new Float32Array(2 * n),
-    t4: new Float32Array(n),
-    t5: new Float32Array(n),
-    dec: new Float32Array(chunk * TTM_PATCHES * TTM_DECODER_D),
-    head: new Float32Array(chunk * TTM_HORIZON),
+    h: alloc(z.h), t1: alloc(z.t1), t2: alloc(z.t2), t3: alloc(z.t3), t4: alloc(z.t4), t5: alloc(z.t5),
+    dec: alloc(z.dec), head: alloc(z.head),
   };
+}
+
+/** The operations of the pass; every buffer argument is a whole workspace or weight array. */
+export interface TtmOps {
+  /** out = a · Wᵀ + b over `m` rows, then GELU when `gelu` is set. */
+  linear(a: Float32Array, m: number, lw: LinearW, out: Float32Array, gelu: boolean): void;
+  layerNorm(x: Float32Array, rows: number, d: number, g: Float32Array, b: Float32Array, out: Float32Array): void;
+  softmaxGate(v: Float32Array, logits: Float32Array, rows: number, d: number): void;
+  transposeBlocks(x: Float32Array, blocks: number, rows: number, cols: number, out: Float32Array): void;
+  addTransposedBlocks(h: Float32Array, x: Float32Array, blocks: number, rows: number, cols: number): void;
+  addInPlace(h: Float32Array, x: Float32Array, n: number): void;
+}
+
+/** Weights, scratch buffers and the kernels that go together (plain JS or WebAssembly SIMD). */
+export interface TtmRuntime {
+  kind: 'js' | 'wasm-simd' | 'wasm-simd-fma';
+  weights: TtmWeights;
+  ws: Workspace;
+  ops: TtmOps;
+}
+
+export const JS_OPS: TtmOps = {
+  linear(a, m, lw, out, act) {
+    linear(a, m, lw.in, lw.w, lw.out, lw.b, out);
+    if (act) gelu(out, m * lw.out);
+  },
+  layerNorm: (x, rows, d, g, b, out) => layerNorm(x, rows, d, g, b, TTM_NORM_EPS, out),
+  softmaxGate,
+  transposeBlocks,
+  addTransposedBlocks,
+  addInPlace,
+};
+
+export function createJsRuntime(weights: TtmWeights, chunk = DEFAULT_CHUNK): TtmRuntime {
+  return { kind: 'js', weights, ws: createWorkspace(chunk), ops: JS_OPS };
 }
 
 export interface ForwardInput {
@@ -52,8 +89,9 @@ export interface ForwardInput {
 
 /** Returns S × 96 forecasts in the units of the input, plus each series' scaler loc and scale. */
 export function ttmForward(
-  weights: TtmWeights, input: ForwardInput, ws: Workspace = createWorkspace(),
+  rt: TtmRuntime, input: ForwardInput,
 ): { forecast: Float64Array; loc: Float64Array; scale: Float64Array } {
+  const { ws } = rt;
   const { values, observed, count } = input;
   if (values.length !== count * TTM_CONTEXT) throw new Error(`expected ${count}×${TTM_CONTEXT} values, got ${values.length}`);
   if (observed && observed.length !== values.length) throw new Error('observed mask has the wrong length');
@@ -63,7 +101,7 @@ export function ttmForward(
   for (let start = 0; start < count; start += ws.chunk) {
     const s = Math.min(ws.chunk, count - start);
     scaleInto(values, observed, start, s, ws.t1, loc, scale);
-    runNetwork(weights, s, ws);
+    runNetwork(rt, s);
     for (let i = 0; i < s; i++) {
       const l = loc[start + i]!;
       const sc = scale[start + i]!;
@@ -105,39 +143,38 @@ function scaleInto(
   }
 }
 
-function runNetwork(w: TtmWeights, s: number, ws: Workspace): void {
+function runNetwork(rt: TtmRuntime, s: number): void {
+  const { weights: w, ws, ops } = rt;
   // Patchify is a reinterpretation: [s, 512] = [s·8, 64]. Patch embedding 64 → 192.
-  linear(ws.t1, s * TTM_PATCHES, w.patcher.in, w.patcher.w, w.patcher.out, w.patcher.b, ws.h);
+  ops.linear(ws.t1, s * TTM_PATCHES, w.patcher, ws.h, false);
   // Adaptive levels: [s, 8, 192] is reinterpreted as [s, 8f, 192/f] in place (no copy needed).
-  for (const level of w.encoder) for (const layer of level) ttmLayer(ws.h, s, layer, ws);
-  linear(ws.h, s * TTM_PATCHES, w.adapter.in, w.adapter.w, w.adapter.out, w.adapter.b, ws.dec);
-  for (const layer of w.decoder) ttmLayer(ws.dec, s, layer, ws);
+  for (const level of w.encoder) for (const layer of level) ttmLayer(ws.h, s, layer, rt);
+  ops.linear(ws.h, s * TTM_PATCHES, w.adapter, ws.dec, false);
+  for (const layer of w.decoder) ttmLayer(ws.dec, s, layer, rt);
   // Flatten [8, 128] → 1024 (patch-major), head 1024 → 96.
-  linear(ws.dec, s, w.head.in, w.head.w, w.head.out, w.head.b, ws.head);
+  ops.linear(ws.dec, s, w.head, ws.head, false);
 }
 
-function ttmLayer(h: Float32Array, s: number, layer: LayerW, ws: Workspace): void {
+function ttmLayer(h: Float32Array, s: number, layer: LayerW, rt: TtmRuntime): void {
+  const { ws, ops } = rt;
   const { n, d } = layer;
   const rows = s * n;
-  const size = rows * d;
   // Patch mixer: LayerNorm over D, then MLP and gate along N on the transposed [s, d, n] tensor.
   const p = layer.patch;
-  layerNorm(h, rows, d, p.norm.g, p.norm.b, TTM_NORM_EPS, ws.t1);
-  transposeBlocks(ws.t1, s, n, d, ws.t2);
+  ops.layerNorm(h, rows, d, p.norm.g, p.norm.b, ws.t1);
+  ops.transposeBlocks(ws.t1, s, n, d, ws.t2);
   const tRows = s * d;
-  linear(ws.t2, tRows, n, p.fc1.w, 2 * n, p.fc1.b, ws.t3);
-  gelu(ws.t3, 2 * size);
-  linear(ws.t3, tRows, 2 * n, p.fc2.w, n, p.fc2.b, ws.t4);
-  linear(ws.t4, tRows, n, p.gate.w, n, p.gate.b, ws.t5);
-  softmaxGate(ws.t4, ws.t5, tRows, n);
-  addTransposedBlocks(h, ws.t4, s, n, d);
+  ops.linear(ws.t2, tRows, p.fc1, ws.t3, true);
+  ops.linear(ws.t3, tRows, p.fc2, ws.t4, false);
+  ops.linear(ws.t4, tRows, p.gate, ws.t5, false);
+  ops.softmaxGate(ws.t4, ws.t5, tRows, n);
+  ops.addTransposedBlocks(h, ws.t4, s, n, d);
   // Feature mixer along D.
   const f = layer.feature;
-  layerNorm(h, rows, d, f.norm.g, f.norm.b, TTM_NORM_EPS, ws.t1);
-  linear(ws.t1, rows, d, f.fc1.w, 2 * d, f.fc1.b, ws.t3);
-  gelu(ws.t3, 2 * size);
-  linear(ws.t3, rows, 2 * d, f.fc2.w, d, f.fc2.b, ws.t4);
-  linear(ws.t4, rows, d, f.gate.w, d, f.gate.b, ws.t5);
-  softmaxGate(ws.t4, ws.t5, rows, d);
-  addInPlace(h, ws.t4, size);
+  ops.layerNorm(h, rows, d, f.norm.g, f.norm.b, ws.t1);
+  ops.linear(ws.t1, rows, f.fc1, ws.t3, true);
+  ops.linear(ws.t3, rows, f.fc2, ws.t4, false);
+  ops.linear(ws.t4, rows, f.gate, ws.t5, false);
+  ops.softmaxGate(ws.t4, ws.t5, rows, d);
+  ops.addInPlace(h, ws.t4, rows * d);
 }
