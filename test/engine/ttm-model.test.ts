@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -60,6 +60,7 @@ describe('TTM R2 model entry', () => {
     const empty = mkdtempSync(path.join(tmpdir(), 'ttm-models-'));
     assert.throws(() => loadTtmRuntime(empty), (err: unknown) =>
       err instanceof EngineError && err.kind === 'unavailable' && /npm run models -- pull ibm-granite\/granite-timeseries-ttm-r2/.test(err.message));
+    rmSync(empty, { recursive: true, force: true });
   });
 
   it('refuses horizons over 192, series under 512 points and all-missing windows', async () => {
