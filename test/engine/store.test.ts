@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { TTM_R2_FILES, ttmR2 } from '../../src/engine/neural/ttm/model.ts';
-import { modelAvailability, modelFilePath, pullModel, StoreError, verifyModel } from '../../src/engine/store/index.ts';
+import { modelAvailability, modelDir, modelFilePath, pullModel, recordedHash, StoreError, verifyModel } from '../../src/engine/store/index.ts';
 import type { PullProgress } from '../../src/engine/store/index.ts';
 import type { ModelFiles } from '../../src/engine/types.ts';
 import { modelsDir as sharedModels, repoRoot, skipWithoutWeights } from './ttm-fixtures.ts';
@@ -152,6 +152,28 @@ describe('model store', { skip: skipWithoutWeights }, () => {
     assert.equal(existsSync(modelFilePath(dir, repo, 'no-such-file.bin')), false);
     const otherRepo: ModelFiles = { repo: 'nobody/nothing', revision: 'main', files: [{ path: 'model.safetensors', sha256: null }] };
     await assert.rejects(pullModel(otherRepo, { modelsDir: dir, endpoint: hub.url }), /404/);
+  });
+
+  it('records the hash of an unpinned file at its first download and holds later pulls to it', async () => {
+    const dir = freshDir();
+    const unpinned: ModelFiles = { repo, revision: 'main', files: [{ path: 'config.json', sha256: null }] };
+    assert.equal((await verifyModel(unpinned, dir)).files[0]!.status, 'missing');
+    const [first] = await pullModel(unpinned, { modelsDir: dir, endpoint: hub.url });
+    assert.equal(first!.status, 'downloaded');
+    assert.equal((await recordedHash(modelDir(dir, repo), 'main', 'config.json'))?.sha256, TTM_R2_FILES.files[1]!.sha256);
+    assert.equal((await verifyModel(unpinned, dir)).files[0]!.status, 'verified');
+    assert.equal((await pullModel(unpinned, { modelsDir: dir, endpoint: hub.url }))[0]!.status, 'skipped');
+    // The local copy is damaged, and the hub now serves different bytes: both are refused.
+    writeFileSync(modelFilePath(dir, repo, 'config.json'), '{"tampered": true}');
+    assert.equal((await verifyModel(unpinned, dir)).files[0]!.status, 'corrupt');
+    hub.corrupt.add(`${repo}/config.json`);
+    try {
+      await assert.rejects(pullModel(unpinned, { modelsDir: dir, endpoint: hub.url }), /recorded at its first download/);
+    } finally {
+      hub.corrupt.clear();
+    }
+    assert.equal(existsSync(modelFilePath(dir, repo, 'config.json')), false);
+    assert.equal((await pullModel(unpinned, { modelsDir: dir, endpoint: hub.url }))[0]!.status, 'downloaded');
   });
 
   it('refuses file names that would escape the models folder', () => {

@@ -6,7 +6,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ModelFiles, ModelImpl } from '../types.ts';
-import { checkFile, modelFilePath } from './verify.ts';
+import { recordHash } from './record.ts';
+import { checkFile, modelDir, modelFilePath } from './verify.ts';
 
 /**
  * Downloads a model's files from a Hugging Face-compatible hub:
@@ -15,7 +16,8 @@ import { checkFile, modelFilePath } from './verify.ts';
  * how the hub's signed CDN links expect it).
  *
  * Each file is streamed to a temporary file in the target folder while its sha256 is computed,
- * then renamed over the final name only if the hash (and size) match the pinned values: a partial
+ * then renamed over the final name only if the hash (and size) match the pinned values (for a file
+ * with no pin: the value recorded at its first download, see record.ts): a partial
  * or corrupt download is never visible under the real name. Files already present and verified are
  * skipped, so pulling again is safe and cheap.
  */
@@ -68,7 +70,7 @@ export async function pullModel(target: ModelImpl | ModelFiles, opts: PullOption
   const out: PulledFile[] = [];
   for (const f of files.files) {
     opts.onProgress?.({ file: f.path, received: 0, total: f.size ?? null, phase: 'checking' });
-    const check = await checkFile(opts.modelsDir, files.repo, f);
+    const check = await checkFile(opts.modelsDir, files, f);
     if (check.status === 'verified') {
       opts.onProgress?.({ file: f.path, received: check.size ?? 0, total: check.size, phase: 'skipped' });
       out.push({ path: f.path, status: 'skipped', bytes: check.size ?? 0, sha256: check.sha256 });
@@ -76,7 +78,7 @@ export async function pullModel(target: ModelImpl | ModelFiles, opts: PullOption
     }
     // A corrupt file is unusable: remove it now, so a failed re-download cannot leave it in place.
     if (check.status === 'corrupt') await rm(modelFilePath(opts.modelsDir, files.repo, f.path), { force: true });
-    out.push(await downloadFile(endpoint, files, f, opts));
+    out.push(await downloadFile(endpoint, files, f, check.expectedSha256, opts));
   }
   return out;
 }
@@ -87,7 +89,7 @@ function fileUrl(endpoint: string, files: ModelFiles, file: string): string {
 }
 
 async function downloadFile(
-  endpoint: string, files: ModelFiles, f: ModelFiles['files'][number], opts: PullOptions,
+  endpoint: string, files: ModelFiles, f: ModelFiles['files'][number], expected: string | null, opts: PullOptions,
 ): Promise<PulledFile> {
   const dest = modelFilePath(opts.modelsDir, files.repo, f.path);
   const url = fileUrl(endpoint, files, f.path);
@@ -130,10 +132,12 @@ async function downloadFile(
     if (f.size !== undefined && received !== f.size) {
       throw new StoreError('size_mismatch', f.path, `${f.path}: received ${received} bytes, expected ${f.size}; not installed`);
     }
-    if (f.sha256 && sha256 !== f.sha256) {
-      throw new StoreError('hash_mismatch', f.path, `${f.path}: sha256 ${sha256} does not match the pinned ${f.sha256}; not installed`);
+    if (expected && sha256 !== expected) {
+      const what = f.sha256 ? 'the pinned' : 'the one recorded at its first download';
+      throw new StoreError('hash_mismatch', f.path, `${f.path}: sha256 ${sha256} does not match ${what} ${expected}; not installed`);
     }
     await rename(tmp, dest);
+    if (!expected) await recordHash(modelDir(opts.modelsDir, files.repo), files.revision, f.path, sha256, received);
     opts.onProgress?.({ file: f.path, received, total, phase: 'done' });
     return { path: f.path, status: 'downloaded', bytes: received, sha256 };
   } catch (err) {

@@ -3,12 +3,14 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ModelFiles, ModelImpl } from '../types.ts';
+import { recordedHash } from './record.ts';
 
 /**
  * Models with weights live under MODELS_DIR laid out like the Hugging Face hub:
- * `<modelsDir>/<org>/<repo>/<file>`. A file is `verified` when its sha256 equals the pinned value,
- * `present` when it exists but nothing is pinned, `corrupt` when its hash or size differs from the pin,
- * and `missing` otherwise.
+ * `<modelsDir>/<org>/<repo>/<file>`. A file is `verified` when its sha256 equals the pinned value
+ * (or, for a file the catalog cannot pin yet, the value recorded at its first download: trust on
+ * first use, see record.ts), `present` when it exists but there is nothing to compare with,
+ * `corrupt` when its hash or size differs, and `missing` otherwise.
  */
 
 export type FileStatus = 'verified' | 'present' | 'corrupt' | 'missing';
@@ -39,6 +41,11 @@ export function modelFilePath(modelsDir: string, repo: string, file: string): st
   return full;
 }
 
+/** The folder of one model repository under MODELS_DIR. */
+export function modelDir(modelsDir: string, repo: string): string {
+  return path.dirname(modelFilePath(modelsDir, repo, '_'));
+}
+
 export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
@@ -46,10 +53,13 @@ export async function sha256File(file: string): Promise<string> {
 }
 
 export async function checkFile(
-  modelsDir: string, repo: string, f: ModelFiles['files'][number],
+  modelsDir: string, files: Pick<ModelFiles, 'repo' | 'revision'>, f: ModelFiles['files'][number],
 ): Promise<FileCheck> {
-  const full = modelFilePath(modelsDir, repo, f.path);
-  const base = { path: f.path, expectedSha256: f.sha256 };
+  const full = modelFilePath(modelsDir, files.repo, f.path);
+  const recorded = f.sha256 ? null : await recordedHash(modelDir(modelsDir, files.repo), files.revision, f.path);
+  const expected = f.sha256 ?? recorded?.sha256 ?? null;
+  const expectedSize = f.size ?? recorded?.size;
+  const base = { path: f.path, expectedSha256: expected };
   let size: number;
   try {
     const st = await stat(full);
@@ -58,15 +68,15 @@ export async function checkFile(
   } catch {
     return { ...base, status: 'missing', size: null, sha256: null };
   }
-  if (f.size !== undefined && f.size !== size) return { ...base, status: 'corrupt', size, sha256: null };
-  if (!f.sha256) return { ...base, status: 'present', size, sha256: null };
+  if (expectedSize !== undefined && expectedSize !== size) return { ...base, status: 'corrupt', size, sha256: null };
+  if (!expected) return { ...base, status: 'present', size, sha256: null };
   const sha256 = await sha256File(full);
-  return { ...base, status: sha256 === f.sha256 ? 'verified' : 'corrupt', size, sha256 };
+  return { ...base, status: sha256 === expected ? 'verified' : 'corrupt', size, sha256 };
 }
 
 export async function verifyModel(files: ModelFiles, modelsDir: string): Promise<ModelCheck> {
   const checks: FileCheck[] = [];
-  for (const f of files.files) checks.push(await checkFile(modelsDir, files.repo, f));
+  for (const f of files.files) checks.push(await checkFile(modelsDir, files, f));
   return {
     repo: files.repo,
     revision: files.revision,

@@ -65,7 +65,7 @@ export const ttmR2: ModelImpl = {
       'looks at the last 512 points, forecasts 96 (up to 192 by rolling out). Point forecasts; quantiles and samples ' +
       'come from conformal calibration on backtests over the series history.',
     license: 'Apache-2.0',
-    supportedTasks: ['forecasting'],
+    supportedTasks: ['forecast'],
     minPoints: TTM_CONTEXT,
     // The network reads 512 points; up to MAX_BACKTESTS·48 older ones feed the calibration backtests.
     contextLength: TTM_CONTEXT + TTM_HORIZON + (MAX_BACKTESTS - 1) * (TTM_HORIZON / 2),
