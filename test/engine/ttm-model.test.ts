@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { calibrate, conformalQuantile, mulberry32 } from '../../src/engine/neural/conformal.ts';
 import { ttmForward } from '../../src/engine/neural/ttm/forward.ts';
 import { loadTtmRuntime, ttmR2, TTM_R2_ID } from '../../src/engine/neural/ttm/model.ts';
-import { prepareContexts } from '../../src/engine/neural/ttm/predict.ts';
+import { predict, prepareContexts } from '../../src/engine/neural/ttm/predict.ts';
 import { MODEL_IMPLS } from '../../src/engine/registry.ts';
 import { EngineError } from '../../src/engine/types.ts';
 import type { ForecastJob, SeriesForecast } from '../../src/engine/types.ts';
@@ -165,5 +165,16 @@ describe('conformal calibration', () => {
     assert.equal(conformalQuantile(z, 0.3), -2); // rank ⌊6·0.3⌋ = 1
     assert.equal(conformalQuantile(z, 0.99), 2); // clamped to the largest residual
     assert.equal(conformalQuantile(new Float64Array(0), 0.9), 0);
+  });
+});
+
+describe('TTM R2 predict', { skip: skipWithoutWeights }, () => {
+  it('gives the same forecasts when a large batch is sliced', () => {
+    const rt = loadTtmRuntime(modelsDir);
+    const many = Array.from({ length: 1030 }, (_, i) => series(512, i % 17));
+    const all = predict(rt, many, 8);
+    const tail = predict(rt, many.slice(1024), 8);
+    assert.equal(all.length, 1030);
+    assert.deepEqual(all.slice(1024), tail);
   });
 });

@@ -14,6 +14,8 @@ import { TTM_CONTEXT, TTM_HORIZON } from './weights.ts';
  * it sees in the reference pipeline (zeros after its scaler), whatever the units of the input.
  */
 
+const PREDICT_SLICE = 1024;
+
 export interface PreparedBatch {
   values: Float64Array;
   observed: Uint8Array;
@@ -59,6 +61,14 @@ export function prepareContexts(contexts: ArrayLike<number>[]): PreparedBatch {
  * granite-tsfm's rolling prediction does.
  */
 export function predict(rt: TtmRuntime, contexts: ArrayLike<number>[], horizon: number): Float64Array[] {
+  // Bounded slices keep the prepared inputs small (a slice is 1024 × 512 doubles = 4 MB).
+  if (contexts.length > PREDICT_SLICE) {
+    const out: Float64Array[] = [];
+    for (let i = 0; i < contexts.length; i += PREDICT_SLICE) {
+      out.push(...predict(rt, contexts.slice(i, i + PREDICT_SLICE), horizon));
+    }
+    return out;
+  }
   const out = contexts.map(() => new Float64Array(horizon));
   let current: ArrayLike<number>[] = contexts;
   for (let done = 0; done < horizon; done += TTM_HORIZON) {
