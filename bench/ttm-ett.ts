@@ -143,6 +143,18 @@ async function evaluate(pool: Pool, dataset: string, batch: number): Promise<Eva
   };
 }
 
+/** Nominal clock: os.cpus() reports 0 on some VMs, /proc/cpuinfo has it. */
+function clockMhz(): number {
+  const fromOs = cpus()[0]?.speed ?? 0;
+  if (fromOs > 0) return fromOs;
+  try {
+    const m = /cpu MHz\s*:\s*([\d.]+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    return m ? Math.round(Number(m[1])) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Multiply-adds of one series through the network, from the layer shapes. */
 function macsPerSeries(w: TtmWeights): number {
   let macs = w.patcher.in * w.patcher.out * 8 + w.adapter.in * w.adapter.out * 8 + w.head.in * w.head.out;
@@ -201,7 +213,7 @@ async function main(): Promise<void> {
   const doSpeed = !args.includes('--eval-only');
   const rt = loadTtmRuntime(modelsDir);
   const flopsPerSeries = 2 * macsPerSeries(rt.weights);
-  const mhz = cpus()[0]?.speed ?? 0;
+  const mhz = clockMhz();
   const loadAverageBefore = loadavg();
   const pool = new Pool(workers);
   const evals: EvalResult[] = [];
