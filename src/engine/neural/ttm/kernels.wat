@@ -1,0 +1,305 @@
+;; WebAssembly SIMD kernels for the TTM forward pass (compiled by scripts/build-wasm.ts into
+;; kernels-wasm.ts; edit this file, then run `npm run build:wasm`).
+;; MADD(a, b, c) = a·b + c is expanded by the build script, to f32x4.relaxed_madd (fused, where the
+;; engine supports relaxed SIMD) or to f32x4.mul + f32x4.add.
+(module
+  (import "env" "memory" (memory 1))
+
+  ;; out[m, o] = act(bias[o] + Σ_k a[m, k] · W[o, k]), act = GELU when $act ≠ 0, else identity
+  ;; a: [m, k] row-major; wp: W packed in panels of 8 outputs, [o/8][k][8]; o must be a multiple of 8.
+  ;; Register tile: 4 rows × 8 outputs (8 accumulators), one broadcast load per row and step.
+  (func (export "linear")
+    (param $a i32) (param $m i32) (param $k i32) (param $wp i32) (param $o i32) (param $bias i32) (param $out i32) (param $act i32)
+    (local $r i32) (local $j i32) (local $i i32) (local $ks i32) (local $os i32) (local $panel i32)
+    (local $p0 i32) (local $p1 i32) (local $p2 i32) (local $p3 i32) (local $pw i32) (local $po i32)
+    (local $c00 v128) (local $c01 v128) (local $c10 v128) (local $c11 v128)
+    (local $c20 v128) (local $c21 v128) (local $c30 v128) (local $c31 v128)
+    (local $w0 v128) (local $w1 v128) (local $x v128) (local $b0 v128) (local $b1 v128)
+    (local.set $ks (i32.shl (local.get $k) (i32.const 2)))
+    (local.set $os (i32.shl (local.get $o) (i32.const 2)))
+    (local.set $panel (i32.shl (local.get $k) (i32.const 5)))
+    (local.set $r (i32.const 0))
+    (block $done4
+      (loop $rows4
+        (br_if $done4 (i32.gt_u (i32.add (local.get $r) (i32.const 4)) (local.get $m)))
+        (local.set $j (i32.const 0))
+        (loop $cols
+          (local.set $b0 (v128.load (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
+          (local.set $b1 (v128.load offset=16 (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
+          (local.set $c00 (local.get $b0)) (local.set $c01 (local.get $b1))
+          (local.set $c10 (local.get $b0)) (local.set $c11 (local.get $b1))
+          (local.set $c20 (local.get $b0)) (local.set $c21 (local.get $b1))
+          (local.set $c30 (local.get $b0)) (local.set $c31 (local.get $b1))
+          (local.set $p0 (i32.add (local.get $a) (i32.mul (local.get $r) (local.get $ks))))
+          (local.set $p1 (i32.add (local.get $p0) (local.get $ks)))
+          (local.set $p2 (i32.add (local.get $p1) (local.get $ks)))
+          (local.set $p3 (i32.add (local.get $p2) (local.get $ks)))
+          (local.set $pw (i32.add (local.get $wp) (i32.mul (i32.shr_u (local.get $j) (i32.const 3)) (local.get $panel))))
+          (local.set $i (local.get $k))
+          (loop $inner
+            (local.set $w0 (v128.load (local.get $pw)))
+            (local.set $w1 (v128.load offset=16 (local.get $pw)))
+            (local.set $x (v128.load32_splat (local.get $p0)))
+            (local.set $c00 MADD((local.get $x), (local.get $w0), (local.get $c00)))
+            (local.set $c01 MADD((local.get $x), (local.get $w1), (local.get $c01)))
+            (local.set $x (v128.load32_splat (local.get $p1)))
+            (local.set $c10 MADD((local.get $x), (local.get $w0), (local.get $c10)))
+            (local.set $c11 MADD((local.get $x), (local.get $w1), (local.get $c11)))
+            (local.set $x (v128.load32_splat (local.get $p2)))
+            (local.set $c20 MADD((local.get $x), (local.get $w0), (local.get $c20)))
+            (local.set $c21 MADD((local.get $x), (local.get $w1), (local.get $c21)))
+            (local.set $x (v128.load32_splat (local.get $p3)))
+            (local.set $c30 MADD((local.get $x), (local.get $w0), (local.get $c30)))
+            (local.set $c31 MADD((local.get $x), (local.get $w1), (local.get $c31)))
+            (local.set $p0 (i32.add (local.get $p0) (i32.const 4)))
+            (local.set $p1 (i32.add (local.get $p1) (i32.const 4)))
+            (local.set $p2 (i32.add (local.get $p2) (i32.const 4)))
+            (local.set $p3 (i32.add (local.get $p3) (i32.const 4)))
+            (local.set $pw (i32.add (local.get $pw) (i32.const 32)))
+            (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+            (br_if $inner (local.get $i)))
+          (if (local.get $act) (then
+            (local.set $c00 (call $gelu4 (local.get $c00))) (local.set $c01 (call $gelu4 (local.get $c01)))
+            (local.set $c10 (call $gelu4 (local.get $c10))) (local.set $c11 (call $gelu4 (local.get $c11)))
+            (local.set $c20 (call $gelu4 (local.get $c20))) (local.set $c21 (call $gelu4 (local.get $c21)))
+            (local.set $c30 (call $gelu4 (local.get $c30))) (local.set $c31 (call $gelu4 (local.get $c31)))))
+          (local.set $po (i32.add (local.get $out)
+            (i32.add (i32.mul (local.get $r) (local.get $os)) (i32.shl (local.get $j) (i32.const 2)))))
+          (v128.store (local.get $po) (local.get $c00))
+          (v128.store offset=16 (local.get $po) (local.get $c01))
+          (local.set $po (i32.add (local.get $po) (local.get $os)))
+          (v128.store (local.get $po) (local.get $c10))
+          (v128.store offset=16 (local.get $po) (local.get $c11))
+          (local.set $po (i32.add (local.get $po) (local.get $os)))
+          (v128.store (local.get $po) (local.get $c20))
+          (v128.store offset=16 (local.get $po) (local.get $c21))
+          (local.set $po (i32.add (local.get $po) (local.get $os)))
+          (v128.store (local.get $po) (local.get $c30))
+          (v128.store offset=16 (local.get $po) (local.get $c31))
+          (local.set $j (i32.add (local.get $j) (i32.const 8)))
+          (br_if $cols (i32.lt_u (local.get $j) (local.get $o))))
+        (local.set $r (i32.add (local.get $r) (i32.const 4)))
+        (br $rows4)))
+    ;; Remaining rows (fewer than 4), one at a time.
+    (block $done1
+      (loop $rows1
+        (br_if $done1 (i32.ge_u (local.get $r) (local.get $m)))
+        (local.set $j (i32.const 0))
+        (loop $cols1
+          (local.set $c00 (v128.load (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
+          (local.set $c01 (v128.load offset=16 (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
+          (local.set $p0 (i32.add (local.get $a) (i32.mul (local.get $r) (local.get $ks))))
+          (local.set $pw (i32.add (local.get $wp) (i32.mul (i32.shr_u (local.get $j) (i32.const 3)) (local.get $panel))))
+          (local.set $i (local.get $k))
+          (loop $inner1
+            (local.set $x (v128.load32_splat (local.get $p0)))
+            (local.set $c00 MADD((local.get $x), (v128.load (local.get $pw)), (local.get $c00)))
+            (local.set $c01 MADD((local.get $x), (v128.load offset=16 (local.get $pw)), (local.get $c01)))
+            (local.set $p0 (i32.add (local.get $p0) (i32.const 4)))
+            (local.set $pw (i32.add (local.get $pw) (i32.const 32)))
+            (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+            (br_if $inner1 (local.get $i)))
+          (if (local.get $act) (then
+            (local.set $c00 (call $gelu4 (local.get $c00))) (local.set $c01 (call $gelu4 (local.get $c01)))))
+          (local.set $po (i32.add (local.get $out)
+            (i32.add (i32.mul (local.get $r) (local.get $os)) (i32.shl (local.get $j) (i32.const 2)))))
+          (v128.store (local.get $po) (local.get $c00))
+          (v128.store offset=16 (local.get $po) (local.get $c01))
+          (local.set $j (i32.add (local.get $j) (i32.const 8)))
+          (br_if $cols1 (i32.lt_u (local.get $j) (local.get $o))))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $rows1)))
+  )
+
+  ;; e^x for each lane, x clamped to [-87, 88]: x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in a
+  ;; high and a low part), e^r by its degree-7 Taylor polynomial (relative error < 1e-8), 2^n from bits.
+  (func $exp4 (param $x v128) (result v128)
+    (local $n v128) (local $r v128) (local $p v128)
+    (local.set $x (f32x4.max (f32x4.min (local.get $x) (f32x4.splat (f32.const 88))) (f32x4.splat (f32.const -87))))
+    (local.set $n (f32x4.nearest (f32x4.mul (local.get $x) (f32x4.splat (f32.const 1.44269504088896341)))))
+    (local.set $r (f32x4.sub (local.get $x) (f32x4.mul (local.get $n) (f32x4.splat (f32.const 0.693359375)))))
+    (local.set $r (f32x4.sub (local.get $r) (f32x4.mul (local.get $n) (f32x4.splat (f32.const -2.12194440e-4)))))
+    (local.set $p (f32x4.splat (f32.const 1.98412698e-4)))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 1.38888889e-3))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 8.33333333e-3))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 4.16666667e-2))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 0.166666667))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 0.5))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 1))))
+    (local.set $p MADD((local.get $p), (local.get $r), (f32x4.splat (f32.const 1))))
+    (f32x4.mul (local.get $p)
+      (i32x4.shl (i32x4.add (i32x4.trunc_sat_f32x4_s (local.get $n)) (i32x4.splat (i32.const 127))) (i32.const 23))))
+
+;; Exact-form GELU, 0.5·(v + |v|·erf(|v|/√2)), with erf(z) = z·P(z²)/Q(z²) on z ∈ [0, 4] and
+  ;; 1 beyond (erf(4) = 1 − 1.5e-8). P (degree 6) and Q (degree 5) were fitted for this file by
+  ;; Lawson-weighted least squares against scipy's erf: max error 1.5e-9 in float64, 3.5e-7 when evaluated
+  ;; in float32 (a few float32 ulps; the reference-vector tests check the effect end to end).
+  (func $gelu4 (param $v v128) (result v128)
+    (local $a v128) (local $z v128) (local $s v128) (local $p v128) (local $q v128)
+    (local.set $a (f32x4.abs (local.get $v)))
+    (local.set $z (f32x4.min (f32x4.mul (local.get $a) (f32x4.splat (f32.const 0.70710678118654752)))
+      (f32x4.splat (f32.const 4))))
+    (local.set $s (f32x4.mul (local.get $z) (local.get $z)))
+    (local.set $p (f32x4.splat (f32.const -1.3666225484598726e-08)))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 4.780426479555899e-06))))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 0.00038268821663223207))))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 0.0038395277224481106))))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 0.054332535713911057))))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 0.18471063673496246))))
+    (local.set $p MADD((local.get $p), (local.get $s), (f32x4.splat (f32.const 1.128379225730896))))
+    (local.set $q (f32x4.splat (f32.const 6.400819984264672e-05)))
+    (local.set $q MADD((local.get $q), (local.get $s), (f32x4.splat (f32.const 0.001309573301114142))))
+    (local.set $q MADD((local.get $q), (local.get $s), (f32x4.splat (f32.const 0.015453499741852283))))
+    (local.set $q MADD((local.get $q), (local.get $s), (f32x4.splat (f32.const 0.11382634192705154))))
+    (local.set $q MADD((local.get $q), (local.get $s), (f32x4.splat (f32.const 0.4970290958881378))))
+    (local.set $q MADD((local.get $q), (local.get $s), (f32x4.splat (f32.const 1))))
+    (local.set $p (f32x4.min (f32x4.div (f32x4.mul (local.get $z) (local.get $p)) (local.get $q)) (f32x4.splat (f32.const 1))))
+    (f32x4.mul (f32x4.splat (f32.const 0.5)) (f32x4.add (local.get $v) (f32x4.mul (local.get $a) (local.get $p)))))
+
+  (func $hsum (param $v v128) (result f32)
+    (f32.add (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+             (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+
+  (func $hmax (param $v v128) (result f32)
+    (f32.max (f32.max (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+             (f32.max (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+
+  ;; In-place GELU over n floats (n a multiple of 4).
+  (func (export "gelu") (param $p i32) (param $n i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $p) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done (loop $l
+      (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+      (v128.store (local.get $p) (call $gelu4 (v128.load (local.get $p))))
+      (local.set $p (i32.add (local.get $p) (i32.const 16)))
+      (br $l))))
+
+  ;; v[r, :] ← v[r, :] ⊙ softmax(logits[r, :]) for each of `rows` rows of width d (a multiple of 4).
+  (func (export "softmax_gate") (param $v i32) (param $lg i32) (param $rows i32) (param $d i32)
+    (local $db i32) (local $i i32) (local $mx v128) (local $sum v128) (local $e v128) (local $inv v128)
+    (local.set $db (i32.shl (local.get $d) (i32.const 2)))
+    (block $done (loop $row
+      (br_if $done (i32.eqz (local.get $rows)))
+      (local.set $mx (f32x4.splat (f32.const -inf)))
+      (local.set $i (i32.const 0))
+      (loop $l1
+        (local.set $mx (f32x4.max (local.get $mx) (v128.load (i32.add (local.get $lg) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l1 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $mx (f32x4.splat (call $hmax (local.get $mx))))
+      (local.set $sum (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (loop $l2
+        (local.set $e (call $exp4 (f32x4.sub (v128.load (i32.add (local.get $lg) (local.get $i))) (local.get $mx))))
+        (v128.store (i32.add (local.get $lg) (local.get $i)) (local.get $e))
+        (local.set $sum (f32x4.add (local.get $sum) (local.get $e)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l2 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $inv (f32x4.splat (f32.div (f32.const 1) (call $hsum (local.get $sum)))))
+      (local.set $i (i32.const 0))
+      (loop $l3
+        (v128.store (i32.add (local.get $v) (local.get $i))
+          (f32x4.mul (v128.load (i32.add (local.get $v) (local.get $i)))
+            (f32x4.mul (v128.load (i32.add (local.get $lg) (local.get $i))) (local.get $inv))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l3 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $v (i32.add (local.get $v) (local.get $db)))
+      (local.set $lg (i32.add (local.get $lg) (local.get $db)))
+      (local.set $rows (i32.sub (local.get $rows) (i32.const 1)))
+      (br $row))))
+
+  ;; LayerNorm over rows of width d (a multiple of 4): biased variance, eps inside the sqrt.
+  (func (export "layer_norm") (param $x i32) (param $rows i32) (param $d i32) (param $g i32) (param $b i32)
+    (param $eps f32) (param $out i32)
+    (local $db i32) (local $i i32) (local $acc v128) (local $mean v128) (local $t v128) (local $inv v128)
+    (local.set $db (i32.shl (local.get $d) (i32.const 2)))
+    (block $done (loop $row
+      (br_if $done (i32.eqz (local.get $rows)))
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (loop $l1
+        (local.set $acc (f32x4.add (local.get $acc) (v128.load (i32.add (local.get $x) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l1 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $mean (f32x4.splat (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_u (local.get $d)))))
+      (local.set $acc (v128.const f32x4 0 0 0 0))
+      (local.set $i (i32.const 0))
+      (loop $l2
+        (local.set $t (f32x4.sub (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $mean)))
+        (local.set $acc MADD((local.get $t), (local.get $t), (local.get $acc)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l2 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $inv (f32x4.splat (f32.div (f32.const 1)
+        (f32.sqrt (f32.add (f32.div (call $hsum (local.get $acc)) (f32.convert_i32_u (local.get $d))) (local.get $eps))))))
+      (local.set $i (i32.const 0))
+      (loop $l3
+        (v128.store (i32.add (local.get $out) (local.get $i))
+          MADD((f32x4.mul (f32x4.sub (v128.load (i32.add (local.get $x) (local.get $i))) (local.get $mean)) (local.get $inv)),
+               (v128.load (i32.add (local.get $g) (local.get $i))),
+               (v128.load (i32.add (local.get $b) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br_if $l3 (i32.lt_u (local.get $i) (local.get $db))))
+      (local.set $x (i32.add (local.get $x) (local.get $db)))
+      (local.set $out (i32.add (local.get $out) (local.get $db)))
+      (local.set $rows (i32.sub (local.get $rows) (i32.const 1)))
+      (br $row))))
+
+  ;; out[b, c, r] = x[b, r, c] for each of `blocks` [rows, cols] blocks.
+  (func (export "transpose_blocks") (param $x i32) (param $blocks i32) (param $rows i32) (param $cols i32) (param $out i32)
+    (local $r i32) (local $c i32) (local $src i32) (local $dst i32) (local $rs i32)
+    (local.set $rs (i32.shl (local.get $rows) (i32.const 2)))
+    (block $done (loop $blk
+      (br_if $done (i32.eqz (local.get $blocks)))
+      (local.set $r (i32.const 0))
+      (loop $lr
+        (local.set $src (i32.add (local.get $x) (i32.shl (i32.mul (local.get $r) (local.get $cols)) (i32.const 2))))
+        (local.set $dst (i32.add (local.get $out) (i32.shl (local.get $r) (i32.const 2))))
+        (local.set $c (local.get $cols))
+        (loop $lc
+          (f32.store (local.get $dst) (f32.load (local.get $src)))
+          (local.set $src (i32.add (local.get $src) (i32.const 4)))
+          (local.set $dst (i32.add (local.get $dst) (local.get $rs)))
+          (local.set $c (i32.sub (local.get $c) (i32.const 1)))
+          (br_if $lc (local.get $c)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br_if $lr (i32.lt_u (local.get $r) (local.get $rows))))
+      (local.set $x (i32.add (local.get $x) (i32.mul (local.get $rs) (local.get $cols))))
+      (local.set $out (i32.add (local.get $out) (i32.mul (local.get $rs) (local.get $cols))))
+      (local.set $blocks (i32.sub (local.get $blocks) (i32.const 1)))
+      (br $blk))))
+
+  ;; h[b, r, c] += x[b, c, r] for each of `blocks` blocks (the patch mixer's residual).
+  (func (export "add_transposed_blocks") (param $h i32) (param $x i32) (param $blocks i32) (param $rows i32) (param $cols i32)
+    (local $r i32) (local $c i32) (local $src i32) (local $dst i32) (local $rs i32)
+    (local.set $rs (i32.shl (local.get $rows) (i32.const 2)))
+    (block $done (loop $blk
+      (br_if $done (i32.eqz (local.get $blocks)))
+      (local.set $r (i32.const 0))
+      (loop $lr
+        (local.set $dst (i32.add (local.get $h) (i32.shl (i32.mul (local.get $r) (local.get $cols)) (i32.const 2))))
+        (local.set $src (i32.add (local.get $x) (i32.shl (local.get $r) (i32.const 2))))
+        (local.set $c (local.get $cols))
+        (loop $lc
+          (f32.store (local.get $dst) (f32.add (f32.load (local.get $dst)) (f32.load (local.get $src))))
+          (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
+          (local.set $src (i32.add (local.get $src) (local.get $rs)))
+          (local.set $c (i32.sub (local.get $c) (i32.const 1)))
+          (br_if $lc (local.get $c)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br_if $lr (i32.lt_u (local.get $r) (local.get $rows))))
+      (local.set $h (i32.add (local.get $h) (i32.mul (local.get $rs) (local.get $cols))))
+      (local.set $x (i32.add (local.get $x) (i32.mul (local.get $rs) (local.get $cols))))
+      (local.set $blocks (i32.sub (local.get $blocks) (i32.const 1)))
+      (br $blk))))
+
+  ;; h += x over n floats (n a multiple of 4).
+  (func (export "add_in_place") (param $h i32) (param $x i32) (param $n i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $h) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done (loop $l
+      (br_if $done (i32.ge_u (local.get $h) (local.get $end)))
+      (v128.store (local.get $h) (f32x4.add (v128.load (local.get $h)) (v128.load (local.get $x))))
+      (local.set $h (i32.add (local.get $h) (i32.const 16)))
+      (local.set $x (i32.add (local.get $x) (i32.const 16)))
+      (br $l))))
+)

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { EngineError } from '../../types.ts';
+import type { ForecastJob, ModelEnv, ModelFiles, ModelImpl, SeriesForecast } from '../../types.ts';
+import { calibrate, mulberry32, quantileRows, samplePaths } from '../conformal.ts';
+import type { Backtest } from '../conformal.ts';
+import { readSafetensors } from '../safetensors.ts';
+import { createJsRuntime } from './forward.ts';
+import type { TtmRuntime } from './forward.ts';
+import { predict } from './predict.ts';
+import { createWasmRuntime } from './wasm.ts';
+import { loadTtmWeights, TTM_CONTEXT, TTM_HORIZON } from './weights.ts';
+
+export const TTM_R2_ID = 'ibm-granite/granite-timeseries-ttm-r2';
+
+export const TTM_R2_FILES: ModelFiles = {
+  repo: TTM_R2_ID,
+  revision: 'main',
+  files: [
+    { path: 'model.safetensors', sha256: 'a706726a7eb01bbcb42994b7dcb3c06ea9557898dbae8d480eb04fe8ccb89710', size: 3_240_592 },
+    { path: 'config.json', sha256: '717a757febfb7191c464d6240c6db3f36ef7c24990e2b86e1ff5794477a8f770', size: 1_622 },
+  ],
+};
+
+/** Longest horizon: two model windows rolled out (the model card advises against rolling further). */
+export const TTM_MAX_HORIZON = 2 * TTM_HORIZON;
+/** Backtest windows used for the conformal calibration, at most. */
+const MAX_BACKTESTS = 8;
+/** Fewest real points a backtest context must have (shorter ones are padded, see predict.ts). */
+const MIN_BACKTEST_CONTEXT = 256;
+
+let cached: { file: string; runtime: TtmRuntime } | null = null;
+
+/** Loads (once per worker) and checks the weights, then builds the fastest runtime available. */
+export function loadTtmRuntime(modelsDir: string): TtmRuntime {
+  const weightsFile = path.join(modelsDir, TTM_R2_FILES.repo, 'model.safetensors');
+  if (cached?.file === weightsFile) return cached.runtime;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(weightsFile);
+  } catch {
+    throw new EngineError('unavailable', `${TTM_R2_ID} weights are not downloaded: run \`npm run models -- pull ${TTM_R2_ID}\``);
+  }
+  const pinned = TTM_R2_FILES.files[0]!.sha256;
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== pinned) {
+    throw new EngineError('unavailable', `${weightsFile} does not match its pinned sha256: run \`npm run models -- pull ${TTM_R2_ID}\``);
+  }
+  const weights = loadTtmWeights(readSafetensors(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
+  const runtime = createWasmRuntime(weights) ?? createJsRuntime(weights);
+  cached = { file: weightsFile, runtime };
+  return runtime;
+}
+
+export const ttmR2: ModelImpl = {
+  info: {
+    id: TTM_R2_ID,
+    name: 'Granite TimeSeries TTM R2 (512 → 96)',
+    provider: 'ibm-granite',
+    family: 'TinyTimeMixer',
+    kind: 'neural',
+    description:
+      'IBM Granite TinyTimeMixer R2, a pretrained 805K-parameter MLP-mixer forecaster for minutely to hourly data: ' +
+      'looks at the last 512 points, forecasts 96 (up to 192 by rolling out). Point forecasts; quantiles and samples ' +
+      'come from conformal calibration on backtests over the series history.',
+    license: 'Apache-2.0',
+    supportedTasks: ['forecast'],
+    minPoints: TTM_CONTEXT,
+    // The network reads 512 points; up to MAX_BACKTESTS·48 older ones feed the calibration backtests.
+    contextLength: TTM_CONTEXT + TTM_HORIZON + (MAX_BACKTESTS - 1) * (TTM_HORIZON / 2),
+    maxContextLength: 8192,
+    maxHorizon: TTM_MAX_HORIZON,
+    capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate'],
+    quantileMethod: 'conformal',
+  },
+  files: TTM_R2_FILES,
+  forecast: (job: ForecastJob, env: ModelEnv) => forecastTtm(job, env),
+};
+
+export function forecastTtm(job: ForecastJob, env: ModelEnv, runtime?: TtmRuntime): SeriesForecast[] {
+  const h = job.horizon;
+  if (!Number.isInteger(h) || h < 1) throw new EngineError('bad_input', 'horizon must be a positive integer');
+  if (h > TTM_MAX_HORIZON) {
+    throw new EngineError(
+      'bad_input',
+      `${TTM_R2_ID} forecasts at most ${TTM_MAX_HORIZON} steps (its 96-step window rolled out once); got ${h}`,
+    );
+  }
+  job.series.forEach((s, i) => {
+    if (s.length < TTM_CONTEXT) {
+      throw new EngineError('bad_input', `series ${i} has ${s.length} points; ${TTM_R2_ID} needs at least ${TTM_CONTEXT}`, i);
+    }
+    let observed = 0;
+    for (let t = s.length - TTM_CONTEXT; t < s.length; t++) if (Number.isFinite(s[t]!)) observed++;
+    if (observed === 0) {
+      throw new EngineError('bad_input', `series ${i} has no observed value in its last ${TTM_CONTEXT} points`, i);
+    }
+  });
+  const rt = runtime ?? loadTtmRuntime(env.modelsDir);
+
+  // One batch: every series' forecast, then every backtest window of every series.
+  const contexts: ArrayLike<number>[] = [];
+  const windows: { series: number; origin: number }[] = [];
+  for (const s of job.series) contexts.push(s);
+  job.series.forEach((s, i) => {
+    const stride = Math.max(1, Math.ceil(h / 2));
+    for (let j = 0; j < MAX_BACKTESTS; j++) {
+      const origin = s.length - h - j * stride;
+      if (origin < MIN_BACKTEST_CONTEXT) break;
+      if (!hasObserved(s, origin)) continue;
+      windows.push({ series: i, origin });
+      contexts.push(s.slice(0, origin));
+    }
+  });
+  const preds = predict(rt, contexts, h);
+
+  const backtests: Backtest[][] = job.series.map(() => []);
+  windows.forEach((w, k) => {
+    const s = job.series[w.series]!;
+    backtests[w.series]!.push({ forecast: preds[job.series.length + k]!, actual: s.slice(w.origin, w.origin + h) });
+  });
+  const rand = mulberry32(job.seed);
+  return job.series.map((s, i) => {
+    const mean = preds[i]!;
+    const cal = calibrate(backtests[i]!, h, seriesScale(s));
+    const window = s.slice(s.length - TTM_CONTEXT);
+    const result: SeriesForecast = {
+      mean: Array.from(mean),
+      quantiles: quantileRows(mean, cal, job.quantileLevels),
+      info: {
+        contextUsed: TTM_CONTEXT,
+        imputedPoints: window.filter((v) => !Number.isFinite(v)).length,
+        rolledOut: h > TTM_HORIZON,
+        calibration: 'conformal',
+        backtestWindows: backtests[i]!.length,
+        runtime: rt.kind,
+      },
+    };
+    if (job.numSamples > 0) result.samples = samplePaths(mean, cal, job.numSamples, rand);
+    return result;
+  });
+}
+
+function hasObserved(s: number[], origin: number): boolean {
+  for (let t = Math.max(0, origin - TTM_CONTEXT); t < origin; t++) if (Number.isFinite(s[t]!)) return true;
+  return false;
+}
+
+function seriesScale(s: number[]): number {
+  let sum = 0;
+  let n = 0;
+  for (const v of s) if (Number.isFinite(v)) { sum += Math.abs(v); n++; }
+  return n > 0 ? sum / n : 1;
+}
