@@ -53,6 +53,7 @@ export interface Deps {
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
   const engine = overrides.engine ?? (await defaultEngine(config));
+  await engine.refresh?.();
   const clock = overrides.clock ?? systemClock;
   const catalog = overrides.catalog ?? new Catalog(engine, modelAccessFromConfig(config));
   const rateLimiter =

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { filesPresent, NOT_DOWNLOADED } from './files.ts';
+import { filesStamp, NOT_DOWNLOADED } from './files.ts';
+import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type Engine, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
@@ -42,13 +43,46 @@ export function createEngine(options: EngineOptions): Engine {
   const capacity = poolSize + Math.max(0, options.maxQueue);
   let inFlight = 0;
 
+  // A model with files is available once they are present AND match their pinned sha256. Hashing
+  // is slow, so each model's verdict is cached against a fingerprint of its files (size, mtime)
+  // and recomputed in the background when the files change (e.g. after `models pull`).
+  const verdicts = new Map<string, { stamp: string; available: boolean; reason?: string }>();
+  const verifying = new Map<string, Promise<void>>();
+  function verify(impl: ModelImpl, stamp: string): Promise<void> {
+    const running = verifying.get(impl.info.id);
+    if (running) return running;
+    const p = modelAvailability(impl, options.modelsDir)
+      .then((a) => {
+        verdicts.set(impl.info.id, { stamp, available: a.available, ...(a.unavailableReason ? { reason: a.unavailableReason } : {}) });
+      })
+      .catch((err: unknown) => {
+        verdicts.set(impl.info.id, { stamp, available: false, reason: `could not verify files: ${String(err)}` });
+      })
+      .finally(() => verifying.delete(impl.info.id));
+    verifying.set(impl.info.id, p);
+    return p;
+  }
   function info(impl: ModelImpl): ModelInfo {
-    if (filesPresent(impl, options.modelsDir)) return { ...impl.info, available: true };
-    return { ...impl.info, available: false, unavailableReason: NOT_DOWNLOADED(impl.info.id) };
+    if (!impl.files) return { ...impl.info, available: true };
+    const stamp = filesStamp(impl, options.modelsDir);
+    if (stamp === null) return { ...impl.info, available: false, unavailableReason: NOT_DOWNLOADED(impl.info.id) };
+    const v = verdicts.get(impl.info.id);
+    if (v && v.stamp === stamp) return { ...impl.info, available: v.available, ...(v.reason ? { unavailableReason: v.reason } : {}) };
+    void verify(impl, stamp);
+    return { ...impl.info, available: false, unavailableReason: 'verifying the downloaded files (sha256); try again in a moment' };
   }
 
   return {
     models: () => impls.map(info),
+
+    async refresh(): Promise<void> {
+      await Promise.all(
+        impls.map((impl) => {
+          const stamp = impl.files ? filesStamp(impl, options.modelsDir) : null;
+          return stamp === null ? undefined : verify(impl, stamp);
+        }),
+      );
+    },
 
     async forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]> {
       const impl = byId.get(job.model);

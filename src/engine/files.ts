@@ -22,3 +22,25 @@ export function filesPresent(impl: ModelImpl, modelsDir: string): boolean {
     }
   });
 }
+
+/**
+ * A cheap fingerprint of a model's files on disk (paths, sizes, modification times), or null when
+ * one is missing: a changed fingerprint means the files must be verified again.
+ */
+export function filesStamp(impl: ModelImpl, modelsDir: string): string | null {
+  if (!impl.files) return '';
+  const root = path.resolve(modelsDir, impl.files.repo);
+  const parts: string[] = [];
+  for (const f of impl.files.files) {
+    const full = path.resolve(root, f.path);
+    if (!full.startsWith(root + path.sep)) return null;
+    try {
+      const st = statSync(full);
+      if (!st.isFile()) return null;
+      parts.push(`${f.path}:${st.size}:${st.mtimeMs}`);
+    } catch {
+      return null;
+    }
+  }
+  return parts.join('|');
+}

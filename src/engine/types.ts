@@ -87,6 +87,8 @@ export class EngineError extends Error {
 export interface Engine {
   /** Every model the engine knows, available or not. */
   models(): ModelInfo[];
+  /** Re-checks which models are available (verifies downloaded files); run at start-up. */
+  refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */
   forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]>;
   close(): Promise<void>;
