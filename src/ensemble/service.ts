@@ -10,6 +10,8 @@ import { blend, inverseScoreWeights } from './blend.ts';
 import { mase, smape, weightedQuantileLoss } from './metrics.ts';
 import type { EnsembleRequestT, EnsembleResponse } from './schemas.ts';
 
+const BASELINE_FAMILIES = new Set(['random walk']);
+
 /** Levels the crps score is computed on (deciles), whatever the request asks for. */
 const CRPS_LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
@@ -79,7 +81,13 @@ export async function planEnsemble(
     ids = [...new Set(explicit)];
     for (const id of ids) ctx.catalog.get(id); // unknown → 404 model_not_found
   } else {
-    ids = ctx.catalog.list({ available: true, task: 'forecast' }).map((m) => m.id);
+    ids = [];
+    for (const m of ctx.catalog.list({ available: true, task: 'forecast' })) {
+      // Benchmark baselines (naive, seasonal naive, drift) are yardsticks, not blend material:
+      // on M3 they lower the blend's accuracy (bench/results/m3-ensemble.md). Name them to use them.
+      if (BASELINE_FAMILIES.has(m.family)) filters.push(`${m.id}: baseline, not a default candidate (list it in models to include it)`);
+      else ids.push(m.id);
+    }
   }
 
   const finalReq = (model: string): ForecastRequestT => ({ model, inputs: req.inputs, parameters: req.parameters ?? null, metadata: req.metadata ?? null });

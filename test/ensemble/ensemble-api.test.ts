@@ -138,5 +138,8 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.ensemble_metadata.selection.requested_model_count, null);
     assert.ok(r.body.ensemble_metadata.models_evaluated.length >= 2);
+    // baselines are yardsticks: not default candidates, and the filter says so
+    assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('naive'));
+    assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('naive: baseline')));
   });
 });
