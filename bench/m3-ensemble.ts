@@ -121,7 +121,7 @@ const refRow = (name: string, r: (typeof PUBLISHED)[string]) =>
 const lines = [
   '# M3: the ensemble against the single models it chooses from',
   '',
-  `Generated ${result.date} by \`npm run bench:ensemble${every > 1 ? ` -- --every ${every}` : ''}\` over ${series.length} series, official horizons. Candidates: ${candidates.join(', ')}${explicit ? '' : ' (the default choice)'}; top_n ${result.top_n}; scoring ${result.scoring_metric}; hold-out = the horizon (or half the series). sMAPE / MASE as in shared/data/m3/README.md.`,
+  `Generated ${result.date} by \`npm run bench:ensemble --${every > 1 ? ` --every ${every}` : ''}${explicit ? ` --models ${explicit.join(',')}` : ''}\` over ${series.length} series, official horizons. Candidates: ${candidates.join(', ')}${explicit ? '' : ' (the default choice)'}; top_n ${result.top_n}; scoring ${result.scoring_metric}; hold-out = the horizon (or half the series). sMAPE / MASE as in shared/data/m3/README.md.`,
   '',
   '| model | yearly | quarterly | monthly | other | all |',
   '|---|---|---|---|---|---|',
