@@ -1,4 +1,4 @@
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 /**
@@ -23,11 +23,27 @@ export function openSqlite(path: string): { db: SqliteDatabase; raw: DatabaseSyn
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA foreign_keys = ON');
   raw.exec('PRAGMA busy_timeout = 5000');
-  const db: SqliteDatabase = {
-    close: () => raw.close(),
-    prepare(sql: string): SqliteStatement {
+  // Kysely prepares every query anew; compiling SQL was the largest single cost of a request, so
+  // compiled statements are kept (the query builder emits a bounded set of distinct SQL texts).
+  const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  const CACHE_MAX = 1000;
+  const compile = (sql: string): { stmt: StatementSync; reader: boolean } => {
+    let entry = cache.get(sql);
+    if (!entry) {
       const stmt = raw.prepare(sql);
-      const reader = stmt.columns().length > 0;
+      entry = { stmt, reader: stmt.columns().length > 0 };
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, entry);
+    }
+    return entry;
+  };
+  const db: SqliteDatabase = {
+    close: () => {
+      cache.clear();
+      raw.close();
+    },
+    prepare(sql: string): SqliteStatement {
+      const { stmt, reader } = compile(sql);
       const map = (params: ReadonlyArray<unknown>) => params.map(toParam);
       return {
         reader,
