@@ -14,11 +14,11 @@ import { ledgerCheck } from '../../src/billing/ledger.ts';
  * (SQLite file database: the embedded default. The same code path runs on PostgreSQL.)
  */
 const SERVER = join(import.meta.dirname, 'crash-server.ts');
-const ONE_CREDIT = { model: 'echo-last', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 1 } };
+const ONE_CREDIT = { model: 'naive', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 1 } };
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '200', BILLING_HOLD_GRACE_MS: '0', FAKE_ENGINE_DELAY_MS: '5' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '2000', BILLING_HOLD_GRACE_MS: '0', INFERENCE_WORKERS: '2' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
