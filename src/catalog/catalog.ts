@@ -108,7 +108,8 @@ export class Catalog {
       capabilities: m.capabilities,
       quantile_method: m.quantileMethod,
       uses_covariates: m.capabilities.includes('covariates'),
-      multivariate: m.capabilities.includes('multivariate_native') ? 'native' : 'channel_wise',
+      // `multivariate_joint`: the variates of one target are fed to the model together (ONNX Chronos-2, Toto-2).
+      multivariate: m.capabilities.includes('multivariate_native') || m.capabilities.includes('multivariate_joint') ? 'native' : 'channel_wise',
       quantiles: m.capabilities.includes('quantiles'),
       samples: m.capabilities.includes('samples'),
       pricing: priceOf(m.id, m.kind),
