@@ -60,19 +60,22 @@ describe('TinyTimeMixer r2 ONNX contract (point forecast)', () => {
     spec: TTM_R2_ONNX_SPEC,
   });
 
-  it('left-pads with zeros, as the model itself does with short series', async () => {
+  it('left-pads with the observed mean, as the TypeScript TTM does with short series', async () => {
     await installGraph(env, model, { contextLength: 512, horizon: 96, offsets: null, base: 'last', meanWeight: 1 });
-    const [f] = await model.forecast(job({ series: [Array<number>(10).fill(3)], horizon: 96, quantileLevels: [] }), env);
+    const [f] = await model.forecast(job({ series: [[...Array<number>(5).fill(3), ...Array<number>(5).fill(5)]], horizon: 96, quantileLevels: [] }), env);
     assert.equal(f?.mean.length, 96);
-    assert.ok(close(f?.mean[0], 3 + (10 * 3) / 512));
+    // the window's mean is the observed mean (4), not pulled towards 0 by the padding
+    assert.ok(close(f?.mean[0], 5 + 4), `${f?.mean[0]}`);
     assert.deepEqual(f?.quantiles, []);
     assert.equal(f?.info?.padded, 502);
   });
 
-  it('imputes gaps before padding (the graph needs finite values)', async () => {
+  it('fills gaps with the observed mean too (the graph needs finite values)', async () => {
     await installGraph(env, model, { contextLength: 512, horizon: 96, offsets: null, base: 'last', meanWeight: 1 });
-    const [f] = await model.forecast(job({ series: [[Number.NaN, 2, Number.NaN, 4]], quantileLevels: [] }), env);
-    assert.ok(close(f?.mean[0], 4 + (2 + 2 + 3 + 4) / 512));
+    const [f] = await model.forecast(job({ series: [[Number.NaN, 2, Number.NaN, 4, 10, Number.NaN]], quantileLevels: [] }), env);
+    // last value = the fill (16 / 3), window mean = the observed mean (16 / 3)
+    assert.ok(close(f?.mean[0], 32 / 3), `${f?.mean[0]}`);
+    assert.equal(f?.info?.imputed, 3);
   });
 
   it('calibrates quantiles on in-context backtests', async () => {

@@ -20,7 +20,7 @@ describe('ONNX driver pieces', () => {
     const nan = prepareContext([1, 2], 4, 'nan');
     assert.deepEqual(Array.from(nan.values).map((x) => (Number.isNaN(x) ? 'NaN' : x)), ['NaN', 'NaN', 1, 2]);
     assert.deepEqual(Array.from(prepareContext([Number.NaN, 2, 3], 5, 'impute_pad_first').values), [2, 2, 2, 2, 3]);
-    assert.deepEqual(Array.from(prepareContext([Number.NaN, 2, 3], 5, 'impute_pad_zero').values), [0, 0, 2, 2, 3]);
+    assert.deepEqual(Array.from(prepareContext([Number.NaN, 2, 3, Number.NaN], 6, 'fill_mean').values), [2.5, 2.5, 2.5, 2, 3, 2.5]);
     const long = prepareContext([1, 2, 3, 4, 5, 6], 4, 'nan');
     assert.deepEqual(Array.from(long.values), [3, 4, 5, 6]);
     assert.equal(long.truncatedFrom, 6);

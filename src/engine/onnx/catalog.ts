@@ -1,4 +1,7 @@
+import { TTM_MAX_HORIZON, ttmR2 } from '../neural/ttm/model.ts';
+import { TTM_CONTEXT, TTM_HORIZON } from '../neural/ttm/weights.ts';
 import type { ModelFiles, ModelImpl } from '../types.ts';
+import { DEFAULT_CALIBRATION } from './conformal.ts';
 import { onnxModel } from './driver.ts';
 import type { OnnxGraphSpec } from './spec.ts';
 
@@ -193,17 +196,45 @@ export const ONNX_MODELS: ModelImpl[] = FAMILIES.flatMap((f) => [entry(f, 'fp32'
 /**
  * TinyTimeMixer r2 under the exporter's contract (`context` [B, 512] finite → `forecast`
  * [B, 96], scaling inside the graph). No hub repo for it is named, so it is not in the
- * catalog; an operator with an export can register it with this spec.
+ * catalog; an operator with an export registers it with `ttmR2OnnxModel` (or this spec).
+ * The pipeline follows the TypeScript TTM (src/engine/neural/ttm/): the newest 512 points,
+ * gaps and left padding filled with the observed mean, one rollout block fed back for up to
+ * 192 steps (test/engine/onnx-ttm-parity.test.ts checks this).
  */
 export const TTM_R2_ONNX_SPEC: OnnxGraphSpec = {
   file: 'ttm-r2-ctx512-h96.onnx',
   contextInput: 'context',
   idInput: null,
   output: 'forecast',
-  contextLength: 512,
-  horizon: 96,
+  contextLength: TTM_CONTEXT,
+  horizon: TTM_HORIZON,
   levels: null,
-  missing: 'impute_pad_zero',
-  rollout: 'none',
+  missing: 'fill_mean',
+  rollout: 'median',
   maxBatchRows: 256,
 };
+
+/**
+ * A ModelImpl for a TinyTimeMixer r2 ONNX export the operator has (e.g. `my-org/ttm-r2-onnx`
+ * holding `ttm-r2-ctx512-h96.onnx`): the TypeScript TTM's limits (512 points at least, 192
+ * steps at most) with the generic driver's conformal quantiles. Add it to MODEL_IMPLS.
+ */
+export function ttmR2OnnxModel(opts: { repo: string; revision?: string; file?: string; sha256?: string | null }): ModelImpl {
+  const file = opts.file ?? TTM_R2_ONNX_SPEC.file;
+  return onnxModel({
+    info: {
+      ...ttmR2.info,
+      id: opts.repo,
+      name: 'Granite TimeSeries TTM R2 (ONNX)',
+      description:
+        'IBM Granite TinyTimeMixer R2 exported to ONNX: looks at the last 512 points, forecasts 96 (up to 192 by rolling out). ' +
+        'Point forecasts; quantiles and samples come from conformal calibration on in-context backtests.',
+      // The graph reads 512 points; older ones feed the calibration backtests (8 at most).
+      contextLength: TTM_CONTEXT + DEFAULT_CALIBRATION.maxWindows * TTM_HORIZON,
+      maxContextLength: ttmR2.info.maxContextLength,
+      maxHorizon: TTM_MAX_HORIZON,
+    },
+    files: { repo: opts.repo, revision: opts.revision ?? 'main', files: [{ path: file, sha256: opts.sha256 ?? null }] },
+    spec: { ...TTM_R2_ONNX_SPEC, file },
+  });
+}

@@ -119,15 +119,16 @@ async function pointForecast(
   job: ForecastJob,
   signal?: AbortSignal,
 ): Promise<SeriesForecast[]> {
-  const H = graph.horizon;
   const blocks = blocksFor(def, graph, job.horizon);
-  const calib = def.calibration ?? { ...DEFAULT_CALIBRATION, minContext: Math.min(DEFAULT_CALIBRATION.minContext, H) };
+  // Backtests span everything one forecast produces (blocks × the graph's horizon), rolled out
+  // the same way, so a rolled-out horizon is calibrated on rolled-out errors.
+  const H = blocks * graph.horizon;
+  const calib = def.calibration ?? { ...DEFAULT_CALIBRATION, minContext: Math.min(DEFAULT_CALIBRATION.minContext, graph.horizon) };
   const wantSpread = job.quantileLevels.length > 0 || job.numSamples > 0;
   const prepared = job.series.map((s) => prepareContext(s, graph.contextLength, def.spec.missing));
   const rows: Row[] = prepared.map((p, i) => ({ context: p.values, group: i }));
   const windows: { series: number; origin: number; row: number }[] = [];
   if (wantSpread) {
-    if (blocks > 1) throw new EngineError('bad_input', `${def.info.id} calibrates quantiles up to ${H} steps only`);
     job.series.forEach((s, i) => {
       const origins = backtestOrigins(s.length, H, calib);
       if (origins.length < calib.minWindows) {

@@ -16,7 +16,7 @@ export interface PreparedContext {
 /**
  * Fills NaN like numpy's `np.interp` over the finite points (linear inside, the edge value
  * outside), or with the single finite value; a series without any becomes zeros. This is
- * the imputation of TinyCast's official predictor and is used for TinyTimeMixer too.
+ * the imputation of TinyCast's official predictor.
  */
 export function imputeLinear(values: Float32Array): number {
   let first = -1;
@@ -71,8 +71,20 @@ export function prepareContext(series: readonly number[], contextLength: number,
     imputeLinear(values);
     imputed = before;
   } else {
-    imputed = imputeLinear(window);
-    values.set(window, padded); // the padding stays 0, as TinyTimeMixer pads internally
+    // TinyTimeMixer: missing and padded points take the mean of the observed ones, which the
+    // graph's scaler maps to 0 (src/engine/neural/ttm/predict.ts does the same).
+    let sum = 0;
+    let k = 0;
+    for (const v of window) {
+      if (!Number.isNaN(v)) {
+        sum += v;
+        k++;
+      }
+    }
+    const fill = k > 0 ? sum / k : 0;
+    imputed = used - k;
+    values.fill(fill, 0, padded);
+    for (let i = 0; i < used; i++) values[padded + i] = Number.isNaN(window[i] ?? NaN) ? fill : (window[i] ?? fill);
   }
   return { values, used, padded, imputed, truncatedFrom: start > 0 ? series.length : null };
 }

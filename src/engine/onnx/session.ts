@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { EngineError } from '../types.ts';
@@ -30,7 +30,10 @@ function loadOrt(): Promise<Ort> {
   return ortModule;
 }
 
-/** One session per graph file and thread count, per worker thread. */
+/**
+ * One session per graph file and thread count, per worker thread. The key carries the file's
+ * size and mtime, so a graph replaced on disk (a new pull) is opened afresh, not served stale.
+ */
 const cache = new Map<string, Promise<ResolvedGraph>>();
 
 export function graphPath(modelsDir: string, repo: string, spec: OnnxGraphSpec): string {
@@ -38,9 +41,23 @@ export function graphPath(modelsDir: string, repo: string, spec: OnnxGraphSpec):
 }
 
 export function loadGraph(path: string, threads: number, spec: OnnxGraphSpec, modelId: string): Promise<ResolvedGraph> {
-  const key = `${path}\u0000${threads}`;
+  let version = 'missing';
+  try {
+    const st = statSync(path);
+    version = `${st.size}:${st.mtimeMs}`;
+  } catch {
+    // openGraph reports the missing file
+  }
+  const key = `${path}\u0000${threads}\u0000${version}`;
   let pending = cache.get(key);
   if (!pending) {
+    // A replaced graph's older sessions are released.
+    for (const [k, old] of cache) {
+      if (k.startsWith(`${path}\u0000${threads}\u0000`)) {
+        cache.delete(k);
+        void old.then((g) => g.session.release()).catch(() => undefined);
+      }
+    }
     pending = openGraph(path, threads, spec, modelId);
     cache.set(key, pending);
     // A failed open (file pulled later, bad graph fixed) must not stay cached.

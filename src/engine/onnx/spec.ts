@@ -22,11 +22,15 @@ export interface OnnxGraphSpec {
    * - `nan`: left-pad with NaN and pass NaN through (the graph is missing-aware);
    * - `impute_pad_first`: left-pad with the first value, then impute NaN by linear
    *   interpolation with edge fill (TinyCast's official predictor);
-   * - `impute_pad_zero`: impute NaN the same way, then left-pad with zeros (TinyTimeMixer's
-   *   own short-series behaviour).
+   * - `fill_mean`: fill NaN and the left padding with the mean of the window's observed
+   *   points (the TypeScript TinyTimeMixer's pipeline: after the model's scaler those points
+   *   are 0, as in granite-tsfm's padded, masked input; see docs/models-onnx.md).
    */
-  missing: 'nan' | 'impute_pad_first' | 'impute_pad_zero';
-  /** `median`: longer horizons by feeding the raw median back block by block (TinyCast). */
+  missing: 'nan' | 'impute_pad_first' | 'fill_mean';
+  /**
+   * `median`: longer horizons by feeding the raw median (for a point-forecast graph: the point
+   * forecast) back block by block (TinyCast, TinyTimeMixer).
+   */
   rollout: 'none' | 'median';
   /** Rows per session.run. A group (rows sharing an id) is never split across runs. */
   maxBatchRows: number;
