@@ -105,7 +105,7 @@ export function createEngine(options: EngineOptions): Engine {
       } finally {
         inFlight--;
       }
-      if (!result.ok) throw new EngineError(result.kind, result.message, result.seriesIndex);
+      if (!result.ok) throw new EngineError(result.kind, result.message, result.seriesIndex, result.field);
       return result.forecasts;
     },
 

@@ -76,11 +76,14 @@ export class EngineError extends Error {
   readonly kind: EngineErrorKind;
   /** For bad_input: index of the offending series in the job. */
   readonly seriesIndex: number | undefined;
-  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number) {
+  /** For bad_input about a job setting rather than a series: which one. */
+  readonly field: 'quantile_levels' | 'horizon' | undefined;
+  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number, field?: 'quantile_levels' | 'horizon') {
     super(message);
     this.name = 'EngineError';
     this.kind = kind;
     this.seriesIndex = seriesIndex;
+    this.field = field;
   }
 }
 

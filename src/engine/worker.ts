@@ -11,7 +11,7 @@ export interface WorkerTask {
 /** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
 export type WorkerResult =
   | { ok: true; forecasts: SeriesForecast[] }
-  | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number };
+  | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number; field?: EngineError['field'] };
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
@@ -23,9 +23,13 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
       return { ok: true, forecasts: await impl.forecast(job, env) };
     } catch (err) {
       if (err instanceof EngineError) {
-        return err.seriesIndex === undefined
-          ? { ok: false, kind: err.kind, message: err.message }
-          : { ok: false, kind: err.kind, message: err.message, seriesIndex: err.seriesIndex };
+        return {
+          ok: false,
+          kind: err.kind,
+          message: err.message,
+          ...(err.seriesIndex !== undefined ? { seriesIndex: err.seriesIndex } : {}),
+          ...(err.field !== undefined ? { field: err.field } : {}),
+        };
       }
       return { ok: false, kind: 'failed', message: err instanceof Error ? err.message : String(err) };
     }

@@ -37,7 +37,14 @@ export function engineFailure(err: unknown, prepared?: PreparedForecast, seriesT
       return new AppError('model_not_found', err.message);
     case 'bad_input': {
       const input = err.seriesIndex !== undefined && seriesToInput ? seriesToInput[err.seriesIndex] : undefined;
-      const loc = input !== undefined ? ['body', 'inputs', input, 'target'] : ['body', 'inputs'];
+      const loc =
+        err.field === 'quantile_levels'
+          ? ['body', 'parameters', 'quantile_levels']
+          : err.field === 'horizon'
+            ? ['body', 'parameters', 'prediction_length']
+            : input !== undefined
+              ? ['body', 'inputs', input, 'target']
+              : ['body', 'inputs'];
       void prepared;
       return new ValidationFailure([{ loc, msg: err.message, type: 'value_error' }]);
     }

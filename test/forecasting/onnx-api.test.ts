@@ -248,6 +248,7 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     const tooHigh = await forecast(CHRONOS, { inputs: [{ target: [1, 2, 3] }], parameters: { quantile_levels: [0.5, 0.995] } });
     assert.equal(tooHigh.status, 422, tooHigh.text);
     assert.match(tooHigh.text, /0\.995/);
+    assert.deepEqual(tooHigh.body.detail[0].loc, ['body', 'parameters', 'quantile_levels']);
     const tooLow = await forecast(T0, { inputs: [{ target: [1, 2, 3] }], parameters: { quantile_levels: [0.05, 0.5] } });
     assert.equal(tooLow.status, 422, tooLow.text);
     assert.match(tooLow.text, /between 0\.1 and 0\.9/);

@@ -60,7 +60,7 @@ function blocksFor(def: OnnxModelDefinition, graph: ResolvedGraph, horizon: numb
   const max = def.info.maxHorizon;
   if (def.spec.rollout === 'none' || (max !== null && horizon > max)) {
     const limit = def.spec.rollout === 'none' ? graph.horizon : max;
-    throw new EngineError('bad_input', `${def.info.id} forecasts at most ${limit} steps; ${horizon} were asked`);
+    throw new EngineError('bad_input', `${def.info.id} forecasts at most ${limit} steps; ${horizon} were asked`, undefined, 'horizon');
   }
   return Math.ceil(horizon / graph.horizon);
 }

@@ -11,6 +11,8 @@ export function checkLevels(graphLevels: readonly number[], requested: readonly 
     throw new EngineError(
       'bad_input',
       `${modelId} gives quantiles between ${lo} and ${hi} only; level(s) ${outside.join(', ')} are outside that range`,
+      undefined,
+      'quantile_levels',
     );
   }
 }

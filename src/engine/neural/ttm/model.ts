@@ -85,6 +85,8 @@ export function forecastTtm(job: ForecastJob, env: ModelEnv, runtime?: TtmRuntim
     throw new EngineError(
       'bad_input',
       `${TTM_R2_ID} forecasts at most ${TTM_MAX_HORIZON} steps (its 96-step window rolled out once); got ${h}`,
+      undefined,
+      'horizon',
     );
   }
   job.series.forEach((s, i) => {
