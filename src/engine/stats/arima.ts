@@ -155,7 +155,7 @@ export function arima(
       const b = p[narma]!;
       for (let i = 0; i < wx.length; i++) wbuf[i] = wx[i]! - b * wreg[i]!;
     } else wbuf.set(wx);
-    const res = arimaLike(wbuf, mod, false);
+    const res = arimaLike(wbuf, mod, false, true);
     if (res.nu === 0) return Infinity;
     const s2 = res.ssq / res.nu;
     if (!(s2 > 0)) return NaN;
