@@ -508,28 +508,28 @@ export function arimaLike(y: ArrayLike<number>, mod: StateSpace, useResid: boole
       if (d === 0) {
         // Pnew = T P T' + R R', written for a companion T with sparse phi: the shifted P,
         // plus phi_i g_j + phi_j g_i with g_j = P[0, j+1] + phi_j P00 / 2, plus R R'.
+        // Only the upper triangle (row <= column) is kept while filtering (mirrored at the end).
         const P00 = P[0]!;
         for (let j = 0; j < r - 1; j++) {
           const src = r * (j + 1) + 1;
           const dst = r * j;
-          for (let i = 0; i < r - 1; i++) Pnew[dst + i] = P[src + i]!;
-          Pnew[dst + r - 1] = 0;
-          g[j] = P[j + 1]!;
+          for (let i = 0; i <= j; i++) Pnew[dst + i] = P[src + i]!;
+          g[j] = P[r * (j + 1)]!;
         }
-        for (let i = 0; i < r; i++) Pnew[r - 1 + r * i] = 0;
+        for (let i = 0; i < r; i++) Pnew[i + r * (r - 1)] = 0;
         g[r - 1] = 0;
         for (let j = 0; j < p; j++) g[j] = g[j]! + 0.5 * phi[j]! * P00;
         for (const i of nzPhi) {
           const fi = phi[i]!;
           for (let j = 0; j < r; j++) {
-            const v = fi * g[j]!;
-            Pnew[i + r * j] = Pnew[i + r * j]! + v;
-            Pnew[j + r * i] = Pnew[j + r * i]! + v;
+            const idx = i <= j ? i + r * j : j + r * i;
+            Pnew[idx] = Pnew[idx]! + fi * g[j]!;
           }
+          Pnew[i + r * i] = Pnew[i + r * i]! + fi * g[i]!;
         }
         for (const i of nzR) {
           const ri = i === 0 ? 1 : theta[i - 1]!;
-          for (const j of nzR) Pnew[i + r * j] = Pnew[i + r * j]! + ri * (j === 0 ? 1 : theta[j - 1]!);
+          for (const j of nzR) if (i <= j) Pnew[i + r * j] = Pnew[i + r * j]! + ri * (j === 0 ? 1 : theta[j - 1]!);
         }
       } else {
         // mm = T P
@@ -574,10 +574,14 @@ export function arimaLike(y: ArrayLike<number>, mod: StateSpace, useResid: boole
     if (!Number.isNaN(yl)) {
       let resid = yl - anew[0]!;
       for (let i = 0; i < d; i++) resid -= delta[i]! * anew[r + i]!;
-      for (let i = 0; i < rd; i++) {
-        let tmp = Pnew[i]!;
-        for (let j = 0; j < d; j++) tmp += Pnew[i + (r + j) * rd]! * delta[j]!;
-        M[i] = tmp;
+      if (d === 0) {
+        for (let i = 0; i < r; i++) M[i] = Pnew[r * i]!;
+      } else {
+        for (let i = 0; i < rd; i++) {
+          let tmp = Pnew[i]!;
+          for (let j = 0; j < d; j++) tmp += Pnew[i + (r + j) * rd]! * delta[j]!;
+          M[i] = tmp;
+        }
       }
       let gain = M[0]!;
       for (let j = 0; j < d; j++) gain += delta[j]! * M[r + j]!;
@@ -595,16 +599,33 @@ export function arimaLike(y: ArrayLike<number>, mod: StateSpace, useResid: boole
         a.fill(Infinity);
         Pnew.fill(Infinity);
       } else {
-        for (let i = 0; i < rd; i++) {
-          a[i] = anew[i]! + (M[i]! * resid) / gain;
-          const mi = M[i]! / gain;
-          for (let j = 0; j < rd; j++) P[i + j * rd] = Pnew[i + j * rd]! - mi * M[j]!;
+        for (let i = 0; i < rd; i++) a[i] = anew[i]! + (M[i]! * resid) / gain;
+        if (d === 0) {
+          for (let j = 0; j < r; j++) {
+            const mj = M[j]! / gain;
+            const col = r * j;
+            for (let i = 0; i <= j; i++) P[col + i] = Pnew[col + i]! - M[i]! * mj;
+          }
+        } else {
+          for (let i = 0; i < rd; i++) {
+            const mi = M[i]! / gain;
+            for (let j = 0; j < rd; j++) P[i + j * rd] = Pnew[i + j * rd]! - mi * M[j]!;
+          }
         }
       }
     } else {
       a.set(anew);
       P.set(Pnew);
       if (rsResid) rsResid[l] = NaN;
+    }
+  }
+  if (d === 0) {
+    // Mirror the upper triangles into full symmetric matrices for prediction.
+    for (let j = 0; j < r; j++) {
+      for (let i = j + 1; i < r; i++) {
+        P[i + r * j] = P[j + r * i]!;
+        Pnew[i + r * j] = Pnew[j + r * i]!;
+      }
     }
   }
   return rsResid ? { ssq, sumlog, nu, resid: rsResid } : { ssq, sumlog, nu };
