@@ -1,3 +1,4 @@
+import { mulberry32 } from '../stats/prng.ts';
 import { EngineError } from '../types.ts';
 
 const EPS = 1e-9;
@@ -41,16 +42,7 @@ export function valueAtLevel(levels: ArrayLike<number>, values: ArrayLike<number
 }
 
 /** Deterministic uniform numbers in [0, 1) (mulberry32): the same seed, the same samples. */
-export function uniformStream(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const uniformStream = mulberry32;
 
 /**
  * Sample paths from per-step quantile functions: each path draws one level u ~ U(0, 1) and
