@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Principal } from '../accounts/credentials.ts';
 import type { CreditHoldsTable, DB } from '../db/schema.ts';
-import type { UsageSource, Usage } from '../forecasting/metering.ts';
+import type { ChargeRequest } from '../forecasting/metering.ts';
 import { AppError } from '../http/errors.ts';
 import { newId } from '../shared/ids.ts';
 
@@ -136,13 +135,7 @@ export async function releaseHold(db: Db, hold: Pick<HoldRow, 'id' | 'user_id' |
   });
 }
 
-export interface Settlement {
-  principal: Principal;
-  requestId: string;
-  source: UsageSource;
-  model: string;
-  usage: Usage;
-  credits: number;
+export interface Settlement extends ChargeRequest {
   latencyMs: number;
   creditPriceNanoUsd: number;
   now: number;

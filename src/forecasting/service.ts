@@ -24,7 +24,7 @@ export interface CallInfo {
 const SEED = 20_241_122;
 
 /** Maps an engine failure to the API's error families. */
-export function engineFailure(err: unknown, prepared?: PreparedForecast, seriesToInput?: number[]): Error {
+export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
   if (!(err instanceof EngineError)) return err instanceof Error ? err : new Error(String(err));
   switch (err.kind) {
     case 'timeout':
@@ -45,7 +45,6 @@ export function engineFailure(err: unknown, prepared?: PreparedForecast, seriesT
             : input !== undefined
               ? ['body', 'inputs', input, 'target']
               : ['body', 'inputs'];
-      void prepared;
       return new ValidationFailure([{ loc, msg: err.message, type: 'value_error' }]);
     }
     default:
@@ -82,7 +81,7 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
       signal ? { signal } : {},
     );
   } catch (err) {
-    throw engineFailure(err, prepared, seriesToInput);
+    throw engineFailure(err, seriesToInput);
   }
   if (forecasts.length !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
