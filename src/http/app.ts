@@ -15,6 +15,7 @@ import type { Deps } from '../deps.ts';
 import { AppError, ValidationFailure } from './errors.ts';
 import { issuesToDetail, LOC_ROOT, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
+import { registerCsrfHook } from './csrf.ts';
 import { registerRoutes } from './routes.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 
@@ -76,6 +77,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  registerCsrfHook(app, config);
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {

@@ -3,29 +3,51 @@ import { z } from 'zod';
 /** The one scope this authorization server knows: use of the MCP endpoint. */
 export const MCP_SCOPE = 'mcp';
 
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);
+/**
+ * Scopes standard clients add by habit and that mean nothing here: refresh tokens are always
+ * issued, and this server is not an OpenID provider. They are dropped, not refused (issue #21).
+ */
+const IGNORED_SCOPES = new Set(['offline_access', 'openid']);
+
+/** The scope granted for a requested one (always `mcp`), or an Error naming the unknown scopes. */
+export function grantedScope(requested: string | undefined): string | Error {
+  const unknown = (requested ?? '').split(' ').filter((s) => s !== '' && s !== MCP_SCOPE && !IGNORED_SCOPES.has(s));
+  if (unknown.length > 0) return new Error(`Unknown scope ${unknown.join(', ')}: only "${MCP_SCOPE}" is supported (offline_access and openid are ignored)`);
+  return MCP_SCOPE;
+}
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** Loopback hosts whose redirect URIs match on any port (RFC 8252 §7.3). */
+export const isLoopbackHost = (hostname: string): boolean => LOOPBACK.has(hostname);
+
+// RFC 8252 §7.1: a private-use scheme is a domain name the app controls, reversed
+// (`com.example.app:`): at least two dot-separated labels. Plain words (`ms-word:`, `mailto:`,
+// `javascript:`) are schemes of other programs and are refused.
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/;
+
 /**
- * A redirect URI a client may register: https anywhere, http only on loopback (RFC 8252 native
- * apps), or a private-use scheme (`cursor://…`). Never a fragment, never a script-capable scheme.
+ * Why a redirect URI cannot be registered, or null when it can: https anywhere, http only on
+ * loopback (RFC 8252 native apps), or a reverse-domain private-use scheme (RFC 8252 §7.1), or a
+ * scheme the operator allowed (`OAUTH_EXTRA_REDIRECT_SCHEMES`). Never a fragment.
  */
-export const RedirectUri = z
-  .string()
-  .max(2000)
-  .refine((v) => URL.canParse(v), 'must be an absolute URL')
-  .refine((v) => {
-    const u = new URL(v);
-    if (u.hash !== '' || v.includes('#')) return false;
-    if (FORBIDDEN_SCHEMES.has(u.protocol)) return false;
-    if (u.protocol === 'http:') return LOOPBACK.has(u.hostname);
-    return true;
-  }, 'must be https, http on a loopback host, or a private-use scheme, without a fragment');
+export function redirectUriProblem(v: string, extraSchemes: ReadonlySet<string>): string | null {
+  const u = URL.parse(v);
+  if (!u) return 'must be an absolute URL';
+  if (u.hash !== '' || v.includes('#')) return 'must not contain a fragment';
+  const scheme = u.protocol.slice(0, -1).toLowerCase();
+  if (scheme === 'https') return u.hostname === '' ? 'must name a host' : null;
+  if (scheme === 'http') return isLoopbackHost(u.hostname) ? null : 'http is allowed only on a loopback host (127.0.0.1, [::1], localhost); use https';
+  if (REVERSE_DOMAIN_SCHEME.test(scheme) || extraSchemes.has(scheme)) return null;
+  return `the scheme "${scheme}:" is not allowed: use https, http on loopback, or a reverse-domain private-use scheme such as "com.example.app:" (RFC 8252 §7.1)`;
+}
 
 export const RegisterClientRequest = z
   .object({
-    client_name: z.string().trim().min(1).max(200),
-    redirect_uris: z.array(RedirectUri).min(1).max(10),
+    // Optional in RFC 7591 §2; the consent page then names the client by its redirect host.
+    client_name: z.string().trim().max(200).optional(),
+    // Each URI is checked by redirectUriProblem() in registerClient (the allowed schemes are configuration).
+    redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
     token_endpoint_auth_method: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
     grant_types: z.array(z.string().max(100)).max(10).optional(),
     response_types: z.array(z.string().max(100)).max(10).optional(),
@@ -44,7 +66,7 @@ export const RegisterClientResponse = z
     client_id_issued_at: z.number().int(),
     client_secret: z.string().optional(),
     client_secret_expires_at: z.number().int().optional(),
-    client_name: z.string(),
+    client_name: z.string().optional(),
     redirect_uris: z.array(z.string()),
     token_endpoint_auth_method: z.string(),
     grant_types: z.array(z.string()),
@@ -79,6 +101,10 @@ export const AuthorizeForm = z
     email: z.string().max(320).nullish(),
     password: z.string().max(1024).nullish(),
     response_type: z.string().max(50).optional(),
+    // The captcha answer, as the API names it or as the hCaptcha / Turnstile widget posts it.
+    captcha_response: z.string().max(10_000).nullish(),
+    'h-captcha-response': z.string().max(10_000).optional(),
+    'cf-turnstile-response': z.string().max(10_000).optional(),
   })
   .meta({ id: 'Body_postOAuthAuthorize' });
 export type AuthorizeFormT = z.infer<typeof AuthorizeForm>;

@@ -3,8 +3,20 @@ import type { Deps } from '../deps.ts';
 import { AppError } from '../http/errors.ts';
 import type { RateDecision } from './limiter.ts';
 
-/** Public routes limited per client address against brute force and mail flooding. */
-export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set(['/api/auth/login', '/api/auth/register', '/api/auth/forgot-password']);
+/**
+ * Public routes limited per client address against brute force and mail flooding (their POSTs;
+ * each route has its own counter). The OAuth endpoints are here too: the consent form checks
+ * passwords, and registration, token and revocation are open to anyone.
+ */
+export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
+  '/api/auth/login',
+  '/api/auth/register',
+  '/api/auth/forgot-password',
+  '/oauth/authorize',
+  '/oauth/token',
+  '/oauth/register',
+  '/oauth/revoke',
+]);
 
 /** How many requests a call counts for: a batch counts each of its items. */
 function pointsOf(req: FastifyRequest): number {
@@ -21,7 +33,7 @@ function applyHeaders(reply: FastifyReply, d: RateDecision): void {
   reply.header('x-ratelimit-reset', String(d.resetAt));
 }
 
-function refuse(d: RateDecision, what: string): AppError {
+export function refuse(d: RateDecision, what: string): AppError {
   return new AppError('rate_limit_exceeded', `Rate limit exceeded: ${d.limit} ${what} per minute; retry in ${d.retryAfter} s`, {
     'retry-after': String(d.retryAfter),
   });
@@ -34,7 +46,7 @@ function refuse(d: RateDecision, what: string): AppError {
 export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
   app.addHook('preValidation', async (req, reply) => {
     const url = req.routeOptions.url;
-    if (url && AUTH_LIMITED_ROUTES.has(url)) {
+    if (url && AUTH_LIMITED_ROUTES.has(url) && req.method === 'POST') {
       const d = await deps.rateLimiter.consumeAuth(url, req.ip);
       applyHeaders(reply, d);
       if (!d.allowed) throw refuse(d, 'attempts from this address');
