@@ -56,7 +56,9 @@ export async function registerClient(db: Kysely<DB>, input: RegisterClientInput,
 
 export const invalidRedirectUri = (msg: string) => new CustomOAuthError('invalid_redirect_uri', msg);
 
-export function findClient(db: Kysely<DB>, clientId: string): Promise<ClientRow | undefined> {
+export async function findClient(db: Kysely<DB>, clientId: string): Promise<ClientRow | undefined> {
+  // A NUL (possible in a Basic header) names no client, and PostgreSQL could not compare it.
+  if (clientId.includes('\u0000')) return undefined;
   return db.selectFrom('oauth_clients').selectAll().where('id', '=', clientId).executeTakeFirst();
 }
 
