@@ -32,14 +32,15 @@ describe(`cross-site request forgery defence (${DB_KIND})`, () => {
 
   test('cookie requests on any route: another Origin, Origin null, a cross-site fetch, or no site at all are refused', async () => {
     const before = await keyCount();
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       { origin: 'https://evil.example' },
       { origin: 'null' },
       { origin: 'http://127.0.0.1:8000.evil.example' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       {},
-    ]) {
+    ];
+    for (const headers of cases) {
       const r = await call(t, 'POST', '/api/account/keys', { body: { label: 'x' }, headers: { cookie: cookie(), ...headers } });
       assert.equal(r.status, 403, JSON.stringify(headers));
       const p = await call(t, 'PATCH', '/api/account/privacy', { body: { service_improvement_opt_in: true }, headers: { cookie: cookie(), ...headers } });
@@ -52,7 +53,8 @@ describe(`cross-site request forgery defence (${DB_KIND})`, () => {
   });
 
   test('same-origin cookie requests keep working (the web app): by Origin, by Host, or by Sec-Fetch-Site', async () => {
-    for (const [i, headers] of [{ origin: ours }, { origin: 'http://localhost:80' }, { 'sec-fetch-site': 'same-origin' }].entries()) {
+    const cases: Record<string, string>[] = [{ origin: ours }, { origin: 'http://localhost:80' }, { 'sec-fetch-site': 'same-origin' }];
+    for (const [i, headers] of cases.entries()) {
       const r = await call(t, 'POST', '/api/account/keys', { body: { label: `web-${i}` }, headers: { cookie: cookie(), ...headers } });
       assert.equal(r.status, 200, `${JSON.stringify(headers)} ${r.text}`);
     }
