@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { SESSION_COOKIE } from './auth.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../shared/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

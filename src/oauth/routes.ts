@@ -9,13 +9,13 @@ import {
 import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
 import { login } from '../accounts/service.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { SESSION_COOKIE } from '../http/auth.ts';
 import { requestSite } from '../http/csrf.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { ZApp } from '../http/types.ts';
-import { SchemaValidationError } from '../http/validation.ts';
-import { refuse } from '../ratelimit/hook.ts';
+import { BodyParseError, SchemaValidationError } from '../http/validation.ts';
+import { refuse } from '../ratelimit/limiter.ts';
 import { authenticateClient, invalidRedirectUri, registerClient } from './clients.ts';
 import { allowCrossOrigin } from './cors.ts';
 import { authorizationServerMetadata, mcpProtectedResourceMetadata, OAUTH_PATHS } from './endpoints.ts';
@@ -79,6 +79,7 @@ function toOAuthAnswer(err: unknown, req: FastifyRequest, onSchema: (e: SchemaVa
   }
   if (err instanceof SchemaValidationError) return { error: onSchema(err), status: 400 };
   if (err instanceof ValidationFailure) return { error: new InvalidRequestError(`The body is not valid: ${err.message}`), status: 400 };
+  if (err instanceof BodyParseError) return { error: new InvalidRequestError('The body is not valid JSON (or has __proto__/constructor keys)'), status: 400 };
   if (err instanceof UnsupportedMediaType) return { error: new InvalidRequestError(err.message), status: 415 };
   if (err instanceof AppError) {
     if (err.code === 'rate_limit_exceeded') return { error: new TooManyRequestsError(err.message), status: 429, headers: err.headers };
@@ -296,7 +297,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
           });
         } catch (err) {
           if (err instanceof AppError && err.status < 500) return showPage(reply, err.status, areq, null, err.message, form.email ?? '');
-          if (err instanceof ValidationFailure) return showPage(reply, 400, areq, null, err.detail.map((d) => d.msg).join('; '), form.email ?? '');
+          if (err instanceof ValidationFailure) return showPage(reply, 400, areq, null, err.issues.map((d) => d.msg).join('; '), form.email ?? '');
           throw err;
         }
       } else {
