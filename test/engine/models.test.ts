@@ -70,9 +70,15 @@ describe('every built-in model', () => {
       });
       it('rejects an all-NaN or too-short series as bad input with its index', async () => {
         const j = job({ model: impl.info.id, series: [monthly, [NaN, NaN, NaN]] });
-        await assert.rejects(async () => impl.forecast(j, env), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1);
+        await assert.rejects(
+          async () => impl.forecast(j, env),
+          (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1,
+        );
         const short = new Array<number>(impl.info.minPoints - 1).fill(1);
-        await assert.rejects(async () => impl.forecast(job({ model: impl.info.id, series: [short] }), env), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input');
+        await assert.rejects(
+          async () => impl.forecast(job({ model: impl.info.id, series: [short] }), env),
+          (e: unknown) => e instanceof EngineError && e.kind === 'bad_input',
+        );
       });
       it('falls back gracefully on a series shorter than its season, and detects seasons', async () => {
         const j = job({ model: impl.info.id, series: [monthly.slice(0, Math.max(impl.info.minPoints, 7))], seasonLength: 12, horizon: 3 });

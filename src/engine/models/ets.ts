@@ -47,8 +47,7 @@ export const autoEts = statisticalModel(
     id: 'auto-ets',
     name: 'AutoETS',
     family: 'exponential smoothing',
-    description:
-      'Exponential smoothing with automatic choice of error, trend and damping (AICc), via @bsull/augurs; seasonality by classical decomposition.',
+    description: 'Exponential smoothing with automatic choice of error, trend and damping (AICc), via @bsull/augurs; seasonality by classical decomposition.',
     minPoints: 4,
     capabilities: ['seasonality'],
     quantileMethod: "analytic: the ETS model's own prediction intervals (augurs), read as Gaussian sd per step, seasonal index applied",

@@ -46,7 +46,8 @@ export const mstl = statisticalModel(
     id: 'mstl',
     name: 'MSTL',
     family: 'decomposition',
-    description: 'Multiple seasonal-trend decomposition by LOESS with an AutoETS trend forecast, via @bsull/augurs; for data with several seasons (hourly: day and week).',
+    description:
+      'Multiple seasonal-trend decomposition by LOESS with an AutoETS trend forecast, via @bsull/augurs; for data with several seasons (hourly: day and week).',
     minPoints: 4,
     capabilities: ['seasonality', 'multiple_seasonalities'],
     quantileMethod: "analytic: the AutoETS trend model's prediction intervals (augurs), seasonal components taken as known",

@@ -35,13 +35,7 @@ export function planBatches(rows: readonly Row[], maxRows: number): number[][] {
  * Between blocks each row's context slides by one block and takes the raw median (or the
  * point forecast) of the block just produced: the official TinyCast rollout.
  */
-export async function runRows(
-  graph: ResolvedGraph,
-  rows: readonly Row[],
-  blocks: number,
-  maxRows: number,
-  signal?: AbortSignal,
-): Promise<Float32Array[]> {
+export async function runRows(graph: ResolvedGraph, rows: readonly Row[], blocks: number, maxRows: number, signal?: AbortSignal): Promise<Float32Array[]> {
   const { ort, contextLength: C, horizon: H } = graph;
   const width = graph.levels ? graph.levels.length : 1;
   const feedIndex = graph.levels ? graph.medianIndex : 0;
@@ -66,7 +60,11 @@ export async function runRows(
       if (graph.idInput) {
         feeds[graph.idInput.name] =
           graph.idInput.dtype === 'int64'
-            ? new ort.Tensor('int64', BigInt64Array.from(ids, (v) => BigInt(v)), [b])
+            ? new ort.Tensor(
+                'int64',
+                BigInt64Array.from(ids, (v) => BigInt(v)),
+                [b],
+              )
             : new ort.Tensor('int32', Int32Array.from(ids), [b]);
       }
       let out: Tensor | undefined;

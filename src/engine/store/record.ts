@@ -8,7 +8,11 @@ import path from 'node:path';
  * revision and path, and every later check or pull must match it.
  */
 
-export interface RecordedFile { sha256: string; size: number; recordedAt: string }
+export interface RecordedFile {
+  sha256: string;
+  size: number;
+  recordedAt: string;
+}
 
 type RecordFile = Record<string, RecordedFile>;
 
