@@ -14,7 +14,8 @@ for (const impl of MODEL_IMPLS) {
       { model: impl.info.id, series: [s.train], horizon: s.horizon, quantileLevels: [0.1, 0.5, 0.9], numSamples: 0, seasonLength: s.seasonality, seed: 1 },
       { modelsDir: '', threads: 1 },
     );
-    const a = (agg[s.frequency] ??= { s: 0, m: 0, k: 0 });
+    agg[s.frequency] ??= { s: 0, m: 0, k: 0 };
+    const a = agg[s.frequency]!;
     a.s += smape(s.test, fc!.mean);
     a.m += mase(s.train, s.test, fc!.mean, s.seasonality);
     a.k++;

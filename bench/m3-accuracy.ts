@@ -73,7 +73,7 @@ try {
   const dir = path.join(repoRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const base = values.out ?? (every === 1 ? 'm3-accuracy' : `m3-accuracy-every${every}`);
-  writeFileSync(path.join(dir, `${base}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(dir, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(dir, `${base}.md`), renderMarkdown(report));
   console.log(`wrote bench/results/${base}.{json,md}`);
 } finally {

@@ -294,7 +294,7 @@ async function main(): Promise<void> {
   const outDir = path.join(repoRoot, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   if (doEval && doSpeed) {
-    writeFileSync(path.join(outDir, 'ttm-ett.json'), JSON.stringify(result, null, 2) + '\n');
+    writeFileSync(path.join(outDir, 'ttm-ett.json'), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(path.join(outDir, 'ttm-ett.md'), markdown(result));
     console.log('wrote bench/results/ttm-ett.{json,md}');
   }

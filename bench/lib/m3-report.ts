@@ -89,7 +89,7 @@ export function renderMarkdown(r: Report): string {
     lines.push(`- best built-in: ${best[0]} at ${best[1].smape.toFixed(2)} (target at or below 13.0): **${best[1].smape <= 13.0 ? 'met' : 'missed'}**`);
   }
   lines.push('', NOTES);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 const NOTES = `## Notes

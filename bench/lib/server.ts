@@ -48,7 +48,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<{ b
   };
 }
 
-export async function json<T = any>(
+export async function json<T = unknown>(
   base: string,
   path: string,
   init: { method?: string; token?: string; body?: unknown } = {},

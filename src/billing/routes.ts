@@ -112,7 +112,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
         handler: async (req) => {
           const raw = typeof req.body === 'string' ? req.body : '';
           const sig = req.headers[`${provider.name}-signature`];
-          let event;
+          let event: ReturnType<typeof verify>;
           try {
             event = verify(raw, typeof sig === 'string' ? sig : undefined);
           } catch (err) {

@@ -53,7 +53,7 @@ export function blend(
     // Monotone in the level, step by step and variate by variate.
     for (let t = 0; t < steps; t++) {
       for (let v = 0; v < width; v++) {
-        const sorted = order.map((li) => (qValues[li]?.[t] as number[])[v] as number).sort((a, b) => a - b);
+        const sorted = order.map((li) => qValues[li]![t]![v] as number).sort((a, b) => a - b);
         order.forEach((li, rank) => {
           ((qValues[li] as number[][])[t] as number[])[v] = sorted[rank] as number;
         });

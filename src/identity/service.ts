@@ -23,6 +23,7 @@ const STATE_TTL_MS = 10 * 60 * 1000;
  */
 export function safeNext(next: string | undefined | null, baseUrl: string): string {
   if (!next || next.length > 2000) return DEFAULT_NEXT;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters in a redirect path is the point
   if (!next.startsWith('/') || next.startsWith('//') || /[\\\u0000-\u001f\u007f]/.test(next)) return DEFAULT_NEXT;
   try {
     const base = new URL(baseUrl);

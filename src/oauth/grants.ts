@@ -232,7 +232,7 @@ export async function exchangeCode(ctx: OAuthCtx, client: ClientRow, form: Token
  */
 export async function refreshTokens(ctx: OAuthCtx, client: ClientRow, form: TokenFormT): Promise<TokenSet> {
   if (!form.refresh_token) throw new InvalidRequestError('refresh_token is required');
-  if (form.scope !== undefined && form.scope.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
+  if (form.scope?.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
     throw new InvalidScopeError(`Only the scope "${MCP_SCOPE}" is supported`);
   }
   const hash = hashSecret(form.refresh_token);

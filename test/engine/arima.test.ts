@@ -172,7 +172,7 @@ describe('auto-arima model', () => {
   it("returns R's model and forecast with monotone quantiles centred on the mean", async () => {
     const [fc] = await autoArima.forecast(base, env);
     assert.ok(fc);
-    assert.equal(fc.info?.['model'], 'ARIMA(2,1,1)(0,1,0)[12]');
+    assert.equal(fc.info?.model, 'ARIMA(2,1,1)(0,1,0)[12]');
     assert.equal(fc.mean.length, 12);
     close(fc.mean[0]!, 445.6349, 0.001);
     for (let h = 0; h < 12; h++) {

@@ -62,10 +62,10 @@ describe('autocorrelation and seasonality', () => {
     const pattern = [0.5, 1, 1.5, 1];
     const y = Array.from({ length: 20 }, (_, t) => 10 * pattern[t % 4]!);
     const fig = seasonalFigure(y, 4, 'multiplicative');
-    fig.forEach((v, i) => close(v, pattern[i]!, 1e-12));
+    for (const [i, v] of fig.entries()) close(v, pattern[i]!, 1e-12);
     const d = deseasonalise(y, 4);
     assert.equal(d.type, 'multiplicative');
-    d.adjusted.forEach((v) => close(v, 10, 1e-9));
+    for (const v of d.adjusted) close(v, 10, 1e-9);
     close(d.reseasonalise(10, 21), 10 * pattern[1]!, 1e-9);
   });
 });

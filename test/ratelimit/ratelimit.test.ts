@@ -13,8 +13,14 @@ function reachable(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket();
     s.setTimeout(500);
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('timeout', () => (s.destroy(), resolve(false)));
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.once('error', () => resolve(false));
     s.connect(Number(u.port || 6379), u.hostname);
   });

@@ -20,7 +20,7 @@ export function etsForecast(y: readonly number[], ctx: FitContext, spec = 'ZZZ')
   const { AutoETS } = augurs().ets;
   const model = new AutoETS(1, spec);
   try {
-    let f;
+    let f: ReturnType<typeof model.predict>;
     try {
       model.fit(Float64Array.from(seasonal.adjusted));
       f = model.predict(ctx.horizon, LEVEL);

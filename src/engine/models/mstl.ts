@@ -26,7 +26,7 @@ export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianFor
   const { MSTL } = augurs().mstl;
   const model = MSTL.ets(Uint32Array.from(usable));
   try {
-    let f;
+    let f: ReturnType<typeof model.predict>;
     try {
       model.fit(Float64Array.from(y));
       f = model.predict(ctx.horizon, LEVEL);

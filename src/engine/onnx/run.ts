@@ -43,7 +43,7 @@ export async function runRows(graph: ResolvedGraph, rows: readonly Row[], blocks
   for (const batch of planBatches(rows, Math.max(1, maxRows))) {
     const b = batch.length;
     const ctx = new Float32Array(b * C);
-    batch.forEach((r, i) => ctx.set(rows[r]?.context ?? new Float32Array(C), i * C));
+    for (const [i, r] of batch.entries()) ctx.set(rows[r]?.context ?? new Float32Array(C), i * C);
     const idsByGroup = new Map<number, number>();
     const ids = batch.map((r) => {
       const g = rows[r]?.group ?? r;
@@ -77,7 +77,7 @@ export async function runRows(graph: ResolvedGraph, rows: readonly Row[], blocks
       if (!(data instanceof Float32Array) || data.length !== b * H * width) {
         throw new EngineError('failed', `onnx output ${graph.output} has an unexpected shape [${out?.dims.join(', ') ?? ''}]`);
       }
-      batch.forEach((r, i) => results[r]?.set(data.subarray(i * H * width, (i + 1) * H * width), block * H * width));
+      for (const [i, r] of batch.entries()) results[r]?.set(data.subarray(i * H * width, (i + 1) * H * width), block * H * width);
       if (block + 1 < blocks) slideContexts(ctx, data, b, C, H, width, feedIndex);
     }
   }

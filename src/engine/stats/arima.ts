@@ -74,7 +74,7 @@ export function arima(
   const reg = regressor === 'mean' && nd > 0 ? 'none' : regressor;
   const ncxreg = reg === 'none' ? 0 : 1;
   const xreg: Float64Array | null = reg === 'none' ? null : Float64Array.from({ length: n }, (_, i) => (reg === 'drift' ? i + 1 : 1));
-  let nUsed = x.filter((v) => !Number.isNaN(v)).length - delta.length;
+  const nUsed = x.filter((v) => !Number.isNaN(v)).length - delta.length;
   const init0 = new Array<number>(narma + ncxreg).fill(0);
   const parscale = new Array<number>(narma + ncxreg).fill(1);
   if (xreg) {
@@ -556,7 +556,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
   if (approximation && bestfit) {
     // Re-fit the candidates, best first, without the approximation; keep the first that works.
     const order = results
-      .map((r, i) => i)
+      .map((_r, i) => i)
       .filter((i) => !Number.isNaN(results[i]!.ic))
       .sort((a, b) => results[a]!.ic - results[b]!.ic);
     bestfit = null;
