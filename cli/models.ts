@@ -35,7 +35,9 @@ function withFiles(): ModelImpl[] {
 function find(id: string | undefined): ModelImpl {
   const impl = MODEL_IMPLS.find((m) => m.info.id === id);
   if (!id || !impl) {
-    const ids = withFiles().map((m) => `  ${m.info.id}`).join('\n');
+    const ids = withFiles()
+      .map((m) => `  ${m.info.id}`)
+      .join('\n');
     throw new UsageError(`${id ? `unknown model ${id}` : 'a model id is needed'}; models with files:\n${ids}`);
   }
   if (!impl.files) throw new UsageError(`${id} needs no download (no weights)`);
@@ -117,9 +119,14 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     switch (cmd) {
-      case 'list': await list(); return 0;
-      case 'pull': await pull(arg, flags.has('--trust-on-first-use')); return 0;
-      case 'verify': return (await verify(arg)) ? 0 : 1;
+      case 'list':
+        await list();
+        return 0;
+      case 'pull':
+        await pull(arg, flags.has('--trust-on-first-use'));
+        return 0;
+      case 'verify':
+        return (await verify(arg)) ? 0 : 1;
       default:
         console.error(usage);
         return cmd === undefined || cmd === 'help' ? 0 : 2;

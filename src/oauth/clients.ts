@@ -72,7 +72,7 @@ export function isRegisteredRedirect(c: ClientRow, uri: string): boolean {
   const registered = redirectUrisOf(c);
   if (registered.includes(uri)) return true;
   const asked = URL.parse(uri);
-  if (!asked || asked.protocol !== 'http:' || !isLoopbackHost(asked.hostname)) return false;
+  if (asked?.protocol !== 'http:' || !isLoopbackHost(asked.hostname)) return false;
   // The strings must agree exactly apart from the port (no normalisation leeway).
   return registered.some((r) => URL.parse(r)?.protocol === 'http:' && stripPort(r) === stripPort(uri));
 }

@@ -1,11 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  InvalidClientError,
-  InvalidRequestError,
-  OAuthError,
-  ServerError,
-  TooManyRequestsError,
-} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidClientError, InvalidRequestError, OAuthError, ServerError, TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
 import { login } from '../accounts/service.ts';
@@ -86,9 +80,11 @@ function toOAuthAnswer(err: unknown, req: FastifyRequest, onSchema: (e: SchemaVa
     if (err.status < 500) return { error: new InvalidRequestError(err.message), status: err.status, headers: err.headers };
   }
   const fe = err as FastifyError;
-  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { error: new InvalidRequestError(`Unsupported content type ${req.headers['content-type'] ?? '(none)'}`), status: 415 };
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return { error: new InvalidRequestError(`Unsupported content type ${req.headers['content-type'] ?? '(none)'}`), status: 415 };
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: new InvalidRequestError('Request body is too large'), status: 413 };
-  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return { error: new InvalidRequestError(fe.message), status: fe.statusCode };
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
+    return { error: new InvalidRequestError(fe.message), status: fe.statusCode };
   req.log.error({ err }, 'OAuth endpoint failed');
   return { error: new ServerError(`Internal server error (request id ${req.id})`), status: 500 };
 }
@@ -96,13 +92,15 @@ function toOAuthAnswer(err: unknown, req: FastifyRequest, onSchema: (e: SchemaVa
 /** OAuth endpoints answer errors as `{error, error_description}`, never cached (RFC 6749 §5.2). */
 function sendOAuthError(err: unknown, req: FastifyRequest, reply: FastifyReply, onSchema: (e: SchemaValidationError) => OAuthError) {
   const a = toOAuthAnswer(err, req, onSchema);
-  reply.headers(a.headers ?? {}).header('cache-control', 'no-store').header('pragma', 'no-cache');
+  reply
+    .headers(a.headers ?? {})
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache');
   if (a.error instanceof InvalidClientError && /^Basic\s/i.test(req.headers.authorization ?? '')) reply.header('www-authenticate', 'Basic realm="oauth"');
   return reply.code(a.status).send(a.error.toResponseObject());
 }
 
-const describeIssues = (e: SchemaValidationError): string =>
-  e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
+const describeIssues = (e: SchemaValidationError): string => e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
 
 export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   const ctx = (): OAuthCtx => ({ db: deps.database.db, config: deps.config, now: deps.clock.now() });
@@ -132,7 +130,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     schema: {
       operationId: 'getRootProtectedResourceMetadata',
       tags: ['oauth'],
-      description: 'The MCP endpoint\'s protected-resource metadata, also at the root path for clients that look only there.',
+      description: "The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there.",
       response: { 200: ProtectedResourceMetadata },
     },
     handler: async () => mcpProtectedResourceMetadata(deps.config),
@@ -192,7 +190,8 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       state: areq.state,
       resource: areq.resource,
     }).toString()}`;
-    const captcha = deps.config.captcha.kind !== 'off' && deps.config.captcha.siteKey ? { kind: deps.config.captcha.kind, siteKey: deps.config.captcha.siteKey } : null;
+    const captcha =
+      deps.config.captcha.kind !== 'off' && deps.config.captcha.siteKey ? { kind: deps.config.captcha.kind, siteKey: deps.config.captcha.siteKey } : null;
     return reply
       .code(status)
       .headers(PAGE_HEADERS)
@@ -210,7 +209,10 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     }
     if (err instanceof RedirectAuthorizeError) {
       const back = redirectWith(err.redirectUri, { error: err.oauth.errorCode, error_description: err.oauth.message, state: err.state });
-      return reply.code(400).headers(PAGE_HEADERS).send(errorPage(err.oauth.errorCode, err.oauth.message, back));
+      return reply
+        .code(400)
+        .headers(PAGE_HEADERS)
+        .send(errorPage(err.oauth.errorCode, err.oauth.message, back));
     }
     throw err;
   };
@@ -246,7 +248,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       operationId: 'postOAuthAuthorize',
       tags: ['oauth'],
       description:
-        'The consent form (application/x-www-form-urlencoded, posted by this site\'s own page: another Origin, or `Origin: null`, is refused). ' +
+        "The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). " +
         'E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.',
       body: AuthorizeForm,
     },
@@ -267,10 +269,9 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
         return authorizeFailure(err, reply);
       }
       if (form.action === 'deny') {
-        return reply.header('cache-control', 'no-store').redirect(
-          redirectWith(areq.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: areq.state }),
-          303,
-        );
+        return reply
+          .header('cache-control', 'no-store')
+          .redirect(redirectWith(areq.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: areq.state }), 303);
       }
       if (form.action !== 'approve') {
         return authorizeFailure(new RedirectAuthorizeError(new InvalidRequestError('action must be approve or deny'), areq.redirectUri, areq.state), reply);
@@ -281,11 +282,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
         const budget = await deps.rateLimiter.consumeAuth('/api/auth/login', req.ip);
         if (!budget.allowed) throw refuse(budget, 'sign-in attempts from this address');
         try {
-          const s = await login(
-            deps,
-            { email: form.email as string, password: form.password as string, captcha_response: captchaResponseOf(form) },
-            req.ip,
-          );
+          const s = await login(deps, { email: form.email as string, password: form.password as string, captcha_response: captchaResponseOf(form) }, req.ip);
           userId = s.user.id;
           // Remember the sign-in in this browser, like the login route does.
           reply.setCookie(SESSION_COOKIE, s.token, {
@@ -357,7 +354,11 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
 }
 
 /** The captcha answer, under the name the API uses or the one the hCaptcha/Turnstile widget posts. */
-function captchaResponseOf(form: { captcha_response?: string | null | undefined; 'h-captcha-response'?: string | undefined; 'cf-turnstile-response'?: string | undefined }) {
+function captchaResponseOf(form: {
+  captcha_response?: string | null | undefined;
+  'h-captcha-response'?: string | undefined;
+  'cf-turnstile-response'?: string | undefined;
+}) {
   return form.captcha_response || form['h-captcha-response'] || form['cf-turnstile-response'] || null;
 }
 

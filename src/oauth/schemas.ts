@@ -154,9 +154,7 @@ export const RevokeForm = z
   })
   .meta({ id: 'Body_revokeOAuthToken' });
 
-export const OAuthErrorBody = z
-  .object({ error: z.string(), error_description: z.string().optional() })
-  .meta({ id: 'OAuthErrorResponse' });
+export const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string().optional() }).meta({ id: 'OAuthErrorResponse' });
 
 export const AuthorizationServerMetadata = z
   .object({

@@ -68,7 +68,8 @@ describe('model store: pins, manifest chain and size caps', () => {
     mkdirSync(path.join(hubDir, repo), { recursive: true });
     for (const [name, body] of Object.entries(files)) writeFileSync(path.join(hubDir, repo, name), body);
   };
-  const manifestFor = (bytes: Buffer, filename = 'model.onnx') => JSON.stringify({ schema_version: 1, artifact: { filename, bytes: bytes.length, sha256: sha(bytes) } });
+  const manifestFor = (bytes: Buffer, filename = 'model.onnx') =>
+    JSON.stringify({ schema_version: 1, artifact: { filename, bytes: bytes.length, sha256: sha(bytes) } });
   const filesOf = (repo: string, pins: Record<string, string | null> = {}): ModelFiles => ({
     repo,
     revision: 'main',
@@ -93,17 +94,26 @@ describe('model store: pins, manifest chain and size caps', () => {
 
   it('refuses a model nothing pins unless trust on first use is asked for, downloading nothing', async () => {
     const dir = freshDir();
-    await assert.rejects(pullModel(filesOf('org/good'), { modelsDir: dir, endpoint: hub.url }), (e: unknown) =>
-      e instanceof StoreError && e.kind === 'unpinned' && e.file === 'manifest.json' && /--trust-on-first-use/.test(e.message));
+    await assert.rejects(
+      pullModel(filesOf('org/good'), { modelsDir: dir, endpoint: hub.url }),
+      (e: unknown) => e instanceof StoreError && e.kind === 'unpinned' && e.file === 'manifest.json' && /--trust-on-first-use/.test(e.message),
+    );
     assert.equal(existsSync(path.join(dir, 'org/good')), false);
   });
 
-  it('with a pinned manifest, the graph is verified against the manifest\'s own sha256 (no trust on first use)', async () => {
+  it("with a pinned manifest, the graph is verified against the manifest's own sha256 (no trust on first use)", async () => {
     const dir = freshDir();
     const manifest = manifestFor(graph);
     const files = filesOf('org/good', { 'manifest.json': sha(manifest), LICENSE: sha('Apache-2.0\n') });
     const pulled = await pullModel(files, { modelsDir: dir, endpoint: hub.url });
-    assert.deepEqual(pulled.map((f) => [f.path, f.status]), [['model.onnx', 'downloaded'], ['manifest.json', 'downloaded'], ['LICENSE', 'downloaded']]);
+    assert.deepEqual(
+      pulled.map((f) => [f.path, f.status]),
+      [
+        ['model.onnx', 'downloaded'],
+        ['manifest.json', 'downloaded'],
+        ['LICENSE', 'downloaded'],
+      ],
+    );
     // Nothing was recorded on trust: every file had a pin or a verified manifest behind it.
     assert.equal(existsSync(path.join(modelDir(dir, 'org/good'), '.tsfm-store.json')), false);
     const check = await verifyModel(files, dir);
@@ -126,10 +136,15 @@ describe('model store: pins, manifest chain and size caps', () => {
     assert.equal(existsSync(path.join(dir, 'org/good/manifest.json')), false);
     // Even trusting the manifest on first use, the graph must match what the manifest says.
     const dir2 = freshDir();
-    await assert.rejects(pullModel(filesOf('org/swapped'), { modelsDir: dir2, endpoint: hub.url, trustOnFirstUse: true }), (e: unknown) =>
-      e instanceof StoreError && e.kind === 'hash_mismatch' && e.file === 'model.onnx' && /manifest\.json/.test(e.message));
+    await assert.rejects(
+      pullModel(filesOf('org/swapped'), { modelsDir: dir2, endpoint: hub.url, trustOnFirstUse: true }),
+      (e: unknown) => e instanceof StoreError && e.kind === 'hash_mismatch' && e.file === 'model.onnx' && /manifest\.json/.test(e.message),
+    );
     assert.equal(existsSync(path.join(dir2, 'org/swapped/model.onnx')), false);
-    assert.deepEqual(readdirSync(path.join(dir2, 'org/swapped')).filter((n) => n.includes('.part-')), []);
+    assert.deepEqual(
+      readdirSync(path.join(dir2, 'org/swapped')).filter((n) => n.includes('.part-')),
+      [],
+    );
   });
 
   it('trust on first use, when asked for, records the manifest and checks later pulls against it', async () => {
@@ -155,8 +170,10 @@ describe('model store: pins, manifest chain and size caps', () => {
   it('a download of unknown length is stopped at the cap and leaves nothing behind', async () => {
     const dir = freshDir();
     const files = filesOf('org/endless', { 'manifest.json': sha('{"schema_version":1}'), LICENSE: sha('x\n') });
-    await assert.rejects(pullModel(files, { modelsDir: dir, endpoint: hub.url, trustOnFirstUse: true, maxFileBytes: 1024 * 1024 }), (e: unknown) =>
-      e instanceof StoreError && e.kind === 'too_large' && e.file === 'model.onnx');
+    await assert.rejects(
+      pullModel(files, { modelsDir: dir, endpoint: hub.url, trustOnFirstUse: true, maxFileBytes: 1024 * 1024 }),
+      (e: unknown) => e instanceof StoreError && e.kind === 'too_large' && e.file === 'model.onnx',
+    );
     assert.deepEqual(readdirSync(path.join(dir, 'org/endless')).sort(), ['manifest.json']);
   });
 
@@ -164,7 +181,9 @@ describe('model store: pins, manifest chain and size caps', () => {
     const dir = freshDir();
     // The pin says 10 bytes; the hub serves the whole graph with its Content-Length.
     const files: ModelFiles = { repo: 'org/good', revision: 'main', files: [{ path: 'model.onnx', sha256: sha(graph), size: 10 }] };
-    await assert.rejects(pullModel(files, { modelsDir: dir, endpoint: hub.url }), (e: unknown) =>
-      e instanceof StoreError && e.kind === 'too_large' && /announced/.test(e.message));
+    await assert.rejects(
+      pullModel(files, { modelsDir: dir, endpoint: hub.url }),
+      (e: unknown) => e instanceof StoreError && e.kind === 'too_large' && /announced/.test(e.message),
+    );
   });
 });

@@ -10,17 +10,62 @@ import { createTestApp, DB_KIND, type TestApp } from '../helpers/app.ts';
  * Basic headers, wrong content types); a fixed seed keeps runs reproducible and the count bounded.
  */
 const FIELDS = [
-  'client_id', 'client_secret', 'redirect_uri', 'redirect_uris', 'client_name', 'grant_type', 'code', 'code_verifier', 'code_challenge',
-  'code_challenge_method', 'refresh_token', 'token', 'token_type_hint', 'scope', 'state', 'resource', 'response_type', 'action', 'email',
-  'password', 'token_endpoint_auth_method', 'grant_types', '__proto__', 'constructor', 'prototype',
+  'client_id',
+  'client_secret',
+  'redirect_uri',
+  'redirect_uris',
+  'client_name',
+  'grant_type',
+  'code',
+  'code_verifier',
+  'code_challenge',
+  'code_challenge_method',
+  'refresh_token',
+  'token',
+  'token_type_hint',
+  'scope',
+  'state',
+  'resource',
+  'response_type',
+  'action',
+  'email',
+  'password',
+  'token_endpoint_auth_method',
+  'grant_types',
+  '__proto__',
+  'constructor',
+  'prototype',
 ];
 
 const oddString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('\u0000', 'a\u0000b', '%00', '%E0%A4%A', 'not a url', 'ms-word:ofe|u|https://x', 'https://evil.example/cb', 'http://127.0.0.1:1/cb', 'mcp offline_access', 'S256', 'plain', 'authorization_code', 'refresh_token', 'x'.repeat(3000)),
+  fc.constantFrom(
+    '\u0000',
+    'a\u0000b',
+    '%00',
+    '%E0%A4%A',
+    'not a url',
+    'ms-word:ofe|u|https://x',
+    'https://evil.example/cb',
+    'http://127.0.0.1:1/cb',
+    'mcp offline_access',
+    'S256',
+    'plain',
+    'authorization_code',
+    'refresh_token',
+    'x'.repeat(3000),
+  ),
 );
-const jsonValue = fc.oneof(oddString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(oddString, { maxLength: 3 }), fc.dictionary(oddString, oddString, { maxKeys: 2 }));
+const jsonValue = fc.oneof(
+  oddString,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(oddString, { maxLength: 3 }),
+  fc.dictionary(oddString, oddString, { maxKeys: 2 }),
+);
 const fields = fc.dictionary(fc.oneof(fc.constantFrom(...FIELDS), fc.string({ maxLength: 10 })), jsonValue, { maxKeys: 8 });
 
 const asForm = (o: Record<string, unknown>) =>
@@ -33,7 +78,12 @@ const body = fc.oneof(
   fields.map((o) => ({ type: 'application/json', raw: JSON.stringify(o) })),
   fields.map((o) => ({ type: 'application/json', raw: JSON.stringify(o).replace('{', '{"__proto__":{"x":1},') })),
   fc.string({ maxLength: 60 }).map((raw) => ({ type: 'application/json', raw })),
-  fc.tuple(fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'garbage', ''), fc.string({ maxLength: 60 })).map(([type, raw]) => ({ type, raw })),
+  fc
+    .tuple(
+      fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'garbage', ''),
+      fc.string({ maxLength: 60 }),
+    )
+    .map(([type, raw]) => ({ type, raw })),
   fc.constant({ type: '', raw: '' }),
 );
 
@@ -41,7 +91,7 @@ const authorization = fc.option(
   fc.oneof(
     fc.string({ unit: 'binary', maxLength: 30 }).map((s) => `Basic ${Buffer.from(s).toString('base64')}`),
     fc.string({ maxLength: 30 }).map((s) => `Basic ${s}`),
-    fc.constantFrom('Basic', 'Bearer x', 'Basic ' + Buffer.from('%zz:%zz').toString('base64'), 'Basic ' + Buffer.from('a\u0000:b').toString('base64')),
+    fc.constantFrom('Basic', 'Bearer x', `Basic ${Buffer.from('%zz:%zz').toString('base64')}`, `Basic ${Buffer.from('a\u0000:b').toString('base64')}`),
   ),
   { nil: undefined },
 );

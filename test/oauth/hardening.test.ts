@@ -28,14 +28,26 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
   };
 
   test('#11: /oauth/register answers invalid_redirect_uri to "not a url", 415 to a form body', async () => {
-    await expectRfcError(await post('/oauth/register', JSON.stringify({ client_name: 'x', redirect_uris: ['not a url'] }), { 'content-type': 'application/json' }), 400, 'invalid_redirect_uri');
+    await expectRfcError(
+      await post('/oauth/register', JSON.stringify({ client_name: 'x', redirect_uris: ['not a url'] }), { 'content-type': 'application/json' }),
+      400,
+      'invalid_redirect_uri',
+    );
     await expectRfcError(await post('/oauth/register', '{"client_name": ', { 'content-type': 'application/json' }), 400, 'invalid_request');
-    await expectRfcError(await post('/oauth/register', 'client_name=x&redirect_uris=https://a.example/cb', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'invalid_request');
+    await expectRfcError(
+      await post('/oauth/register', 'client_name=x&redirect_uris=https://a.example/cb', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'invalid_request',
+    );
   });
 
   test('#11: malformed JSON and constructor/__proto__ keys on /oauth/token and /oauth/revoke are invalid_request', async () => {
     for (const path of ['/oauth/token', '/oauth/revoke']) {
-      for (const raw of ['{bad', '{"__proto__": {"x": 1}, "grant_type": "refresh_token", "token": "t"}', '{"constructor": {"prototype": {"x": 1}}, "grant_type": "refresh_token", "token": "t"}']) {
+      for (const raw of [
+        '{bad',
+        '{"__proto__": {"x": 1}, "grant_type": "refresh_token", "token": "t"}',
+        '{"constructor": {"prototype": {"x": 1}}, "grant_type": "refresh_token", "token": "t"}',
+      ]) {
         await expectRfcError(await post(path, raw, { 'content-type': 'application/json' }), 400, 'invalid_request');
       }
       await expectRfcError(await post(path, '<x/>', { 'content-type': 'application/xml' }), 415, 'invalid_request');
@@ -57,7 +69,10 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
 
   test('#11: a malformed Basic header on /oauth/token is invalid_client, not a 500', async () => {
     for (const basic of ['Basic %%%', `Basic ${Buffer.from('%E0%A4%A:secret').toString('base64')}`, `Basic ${Buffer.from('no-colon').toString('base64')}`]) {
-      const r = await post('/oauth/token', 'grant_type=authorization_code&code=x', { 'content-type': 'application/x-www-form-urlencoded', authorization: basic });
+      const r = await post('/oauth/token', 'grant_type=authorization_code&code=x', {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basic,
+      });
       await expectRfcError(r, 401, 'invalid_client');
       assert.match(r.headers.get('www-authenticate') ?? '', /^Basic /);
     }
@@ -65,7 +80,10 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
 
   test('#12.8: a known client and redirect URI are never redirected to without the user (response_type=token)', async () => {
     const client = await registerClientAt(t.baseUrl, ['https://evil.example/landing']);
-    const r = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'token', client_id: client.client_id, redirect_uri: 'https://evil.example/landing', state: 's' })}`, { redirect: 'manual' });
+    const r = await fetch(
+      `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'token', client_id: client.client_id, redirect_uri: 'https://evil.example/landing', state: 's' })}`,
+      { redirect: 'manual' },
+    );
     assert.equal(r.status, 400);
     assert.equal(r.headers.get('location'), null);
     const back = returnLink(await r.text());
@@ -74,7 +92,9 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
     assert.equal(back?.searchParams.get('error'), 'unsupported_response_type');
     assert.equal(back?.searchParams.get('state'), 's');
     // Unknown client: no link at all.
-    const unknown = await fetch(`${t.baseUrl}/oauth/authorize?client_id=mcpc_nope&redirect_uri=https%3A%2F%2Fevil.example%2Flanding&response_type=token`, { redirect: 'manual' });
+    const unknown = await fetch(`${t.baseUrl}/oauth/authorize?client_id=mcpc_nope&redirect_uri=https%3A%2F%2Fevil.example%2Flanding&response_type=token`, {
+      redirect: 'manual',
+    });
     assert.equal(unknown.status, 400);
     assert.equal(returnLink(await unknown.text()), null);
   });
@@ -90,8 +110,15 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
 
   test('#12.8: a client registered under the old rules cannot use a scheme that is now refused', async () => {
     const client = await registerClientAt(t.baseUrl, ['https://ok.example/cb']);
-    await t.deps.database.db.updateTable('oauth_clients').set({ redirect_uris: JSON.stringify(['ms-word:ofe|u|https://evil.example/x']) }).where('id', '=', client.client_id).execute();
-    const r = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: 'ms-word:ofe|u|https://evil.example/x', code_challenge: pkcePair().challenge })}`, { redirect: 'manual' });
+    await t.deps.database.db
+      .updateTable('oauth_clients')
+      .set({ redirect_uris: JSON.stringify(['ms-word:ofe|u|https://evil.example/x']) })
+      .where('id', '=', client.client_id)
+      .execute();
+    const r = await fetch(
+      `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: 'ms-word:ofe|u|https://evil.example/x', code_challenge: pkcePair().challenge })}`,
+      { redirect: 'manual' },
+    );
     assert.equal(r.status, 400);
     assert.equal(returnLink(await r.text()), null);
   });
@@ -132,7 +159,9 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
 
   test('#12.9: the consent page makes the browser send its Origin (referrer policy same-origin, not no-referrer)', async () => {
     const client = await registerClientAt(t.baseUrl);
-    const r = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pkcePair().challenge })}`);
+    const r = await fetch(
+      `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pkcePair().challenge })}`,
+    );
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('referrer-policy'), 'same-origin');
     assert.match(r.headers.get('content-security-policy') ?? '', /form-action 'self'/);
@@ -143,7 +172,9 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
     assert.equal(r.status, 201);
     const c = (await r.json()) as { client_id: string; client_name?: string };
     assert.equal(c.client_name, undefined);
-    const page = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: c.client_id, redirect_uri: 'https://app.example/cb', code_challenge: pkcePair().challenge })}`);
+    const page = await fetch(
+      `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: c.client_id, redirect_uri: 'https://app.example/cb', code_challenge: pkcePair().challenge })}`,
+    );
     assert.equal(page.status, 200);
     assert.match(await page.text(), /an application at <em>app\.example<\/em>/);
   });
@@ -154,15 +185,32 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
     // Registered without a port, used with one; registered with one, used with another.
     for (const used of ['http://127.0.0.1:53682/callback', 'http://localhost:4321/cb']) {
       const code = await authorizeCode(t.baseUrl, { client_id: client.client_id, redirect_uris: [used] }, u, { challenge: pk.challenge });
-      const wrongPort = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: used.replace(/:(\d+)\//, ':1/') });
+      const wrongPort = await tokenRequest(t.baseUrl, {
+        grant_type: 'authorization_code',
+        client_id: client.client_id,
+        code,
+        code_verifier: pk.verifier,
+        redirect_uri: used.replace(/:(\d+)\//, ':1/'),
+      });
       assert.equal(wrongPort.body.error, 'invalid_grant');
     }
-    const code = await authorizeCode(t.baseUrl, { client_id: client.client_id, redirect_uris: ['http://127.0.0.1:8123/callback'] }, u, { challenge: pk.challenge });
-    const ok = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: 'http://127.0.0.1:8123/callback' });
+    const code = await authorizeCode(t.baseUrl, { client_id: client.client_id, redirect_uris: ['http://127.0.0.1:8123/callback'] }, u, {
+      challenge: pk.challenge,
+    });
+    const ok = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: 'http://127.0.0.1:8123/callback',
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     // Only the port may differ: another path or host is still refused.
     for (const uri of ['http://127.0.0.1:8123/other', 'http://[::1]:8123/callback']) {
-      const r = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: uri, code_challenge: pk.challenge })}`, { redirect: 'manual' });
+      const r = await fetch(
+        `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: uri, code_challenge: pk.challenge })}`,
+        { redirect: 'manual' },
+      );
       assert.equal(r.status, 400, uri);
     }
   });
@@ -171,16 +219,38 @@ describe(`OAuth hardening (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl, ['https://app.example/cb'], { scope: 'mcp offline_access openid' });
     const pk = pkcePair();
     const res = await submitAuthorize(t.baseUrl, {
-      client_id: client.client_id, redirect_uri: 'https://app.example/cb', code_challenge: pk.challenge, scope: 'openid mcp offline_access', action: 'approve', email: u.email, password: u.password,
+      client_id: client.client_id,
+      redirect_uri: 'https://app.example/cb',
+      code_challenge: pk.challenge,
+      scope: 'openid mcp offline_access',
+      action: 'approve',
+      email: u.email,
+      password: u.password,
     });
     assert.equal(res.status, 303, res.text);
     const code = new URL(res.location ?? '').searchParams.get('code') ?? '';
-    const tok = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: 'https://app.example/cb' });
+    const tok = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: 'https://app.example/cb',
+    });
     assert.equal(tok.status, 200);
     assert.equal(tok.body.scope, 'mcp');
-    const refreshed = await tokenRequest(t.baseUrl, { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: tok.body.refresh_token, scope: 'mcp offline_access' });
+    const refreshed = await tokenRequest(t.baseUrl, {
+      grant_type: 'refresh_token',
+      client_id: client.client_id,
+      refresh_token: tok.body.refresh_token,
+      scope: 'mcp offline_access',
+    });
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
-    const unknown = await tokenRequest(t.baseUrl, { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: refreshed.body.refresh_token, scope: 'admin' });
+    const unknown = await tokenRequest(t.baseUrl, {
+      grant_type: 'refresh_token',
+      client_id: client.client_id,
+      refresh_token: refreshed.body.refresh_token,
+      scope: 'admin',
+    });
     assert.equal(unknown.body.error, 'invalid_scope');
   });
 
@@ -202,7 +272,10 @@ describe(`OAuth consent sign-in and limits (${DB_KIND})`, () => {
   // A captcha that passes only the answer "human" (what a real widget would post).
   const captcha: CaptchaVerifier = { verify: async (response) => response === 'human' };
   before(async () => {
-    t = await createListeningApp({ env: { AUTH_RATE_LIMIT_PER_MINUTE: '4', CAPTCHA_VERIFIER: 'hcaptcha', CAPTCHA_SECRET: 'x', CAPTCHA_SITE_KEY: 'site-key-1' }, overrides: { captcha } });
+    t = await createListeningApp({
+      env: { AUTH_RATE_LIMIT_PER_MINUTE: '4', CAPTCHA_VERIFIER: 'hcaptcha', CAPTCHA_SECRET: 'x', CAPTCHA_SITE_KEY: 'site-key-1' },
+      overrides: { captcha },
+    });
     const r = await fetch(`${t.baseUrl}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -216,8 +289,17 @@ describe(`OAuth consent sign-in and limits (${DB_KIND})`, () => {
   test('the consent form checks the captcha like /api/auth/login, and renders the widget', async () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
-    const base = { client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pk.challenge, action: 'approve', email: u.email, password: u.password };
-    const page = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pk.challenge })}`);
+    const base = {
+      client_id: client.client_id,
+      redirect_uri: client.redirect_uris[0] as string,
+      code_challenge: pk.challenge,
+      action: 'approve',
+      email: u.email,
+      password: u.password,
+    };
+    const page = await fetch(
+      `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pk.challenge })}`,
+    );
     const html = await page.text();
     assert.match(html, /class="h-captcha" data-sitekey="site-key-1"/);
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src https:\/\/hcaptcha\.com/);
@@ -237,7 +319,13 @@ describe(`OAuth consent sign-in and limits (${DB_KIND})`, () => {
     try {
       const v = await registerUser(t2);
       const client = await registerClientAt(t2.baseUrl);
-      const base = { client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pkcePair().challenge, action: 'approve', email: v.email };
+      const base = {
+        client_id: client.client_id,
+        redirect_uri: client.redirect_uris[0] as string,
+        code_challenge: pkcePair().challenge,
+        action: 'approve',
+        email: v.email,
+      };
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) statuses.push((await submitAuthorize(t2.baseUrl, { ...base, password: `wrong-${i}-password` })).status);
       assert.deepEqual(statuses, [401, 401, 401]);
@@ -245,7 +333,11 @@ describe(`OAuth consent sign-in and limits (${DB_KIND})`, () => {
       assert.equal(fourth.status, 429);
       assert.equal(fourth.location, null);
       // The guesses used up the sign-in budget of this address too.
-      const loginAttempt = await fetch(`${t2.baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: v.email, password: v.password }) });
+      const loginAttempt = await fetch(`${t2.baseUrl}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: v.email, password: v.password }),
+      });
       assert.equal(loginAttempt.status, 429);
     } finally {
       await t2.close();

@@ -7,7 +7,17 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ModelFiles, ModelImpl } from '../types.ts';
 import { recordHash } from './record.ts';
-import { checkFile, type Expected, expectedOf, MANIFEST_FILE, type ManifestArtifact, manifestArtifact, manifestFirst, modelDir, modelFilePath } from './verify.ts';
+import {
+  checkFile,
+  type Expected,
+  expectedOf,
+  MANIFEST_FILE,
+  type ManifestArtifact,
+  manifestArtifact,
+  manifestFirst,
+  modelDir,
+  modelFilePath,
+} from './verify.ts';
 
 /**
  * Downloads a model's files from a Hugging Face-compatible hub:
@@ -118,7 +128,11 @@ function fileUrl(endpoint: string, files: ModelFiles, file: string): string {
 }
 
 async function downloadFile(
-  endpoint: string, files: ModelFiles, f: ModelFiles['files'][number], expected: Expected | null, opts: PullOptions,
+  endpoint: string,
+  files: ModelFiles,
+  f: ModelFiles['files'][number],
+  expected: Expected | null,
+  opts: PullOptions,
 ): Promise<PulledFile> {
   // The largest number of bytes accepted: the expected size when known, else the cap.
   const limit = expected?.size ?? opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;

@@ -49,7 +49,16 @@ export interface ModelCheck {
 /** The manifest a repo may carry: what its main artifact is (sktime's exporter writes this). */
 export const MANIFEST_FILE = 'manifest.json';
 const artifactSchema = z.object({
-  artifact: z.object({ filename: z.string(), bytes: z.number().int().nonnegative().optional(), sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() }).optional(),
+  artifact: z
+    .object({
+      filename: z.string(),
+      bytes: z.number().int().nonnegative().optional(),
+      sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+    })
+    .optional(),
 });
 export type ManifestArtifact = NonNullable<z.infer<typeof artifactSchema>['artifact']>;
 
@@ -140,9 +149,7 @@ export async function verifyModel(files: ModelFiles, modelsDir: string): Promise
 }
 
 /** What the catalog says about a model: available, or how an operator makes it available. */
-export async function modelAvailability(
-  impl: ModelImpl, modelsDir: string,
-): Promise<{ available: boolean; unavailableReason?: string }> {
+export async function modelAvailability(impl: ModelImpl, modelsDir: string): Promise<{ available: boolean; unavailableReason?: string }> {
   if (!impl.files) return { available: true };
   const check = await verifyModel(impl.files, modelsDir);
   if (check.ok) return { available: true };
