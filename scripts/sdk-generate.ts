@@ -44,7 +44,8 @@ export async function generate(): Promise<{ openapi: string; schema: string }> {
       if (res.statusCode !== 200) throw new Error(`GET /openapi.json answered ${res.statusCode}`);
       const doc: unknown = JSON.parse(res.body);
       const openapi = `${JSON.stringify(doc, null, 2)}\n`;
-      const ast = await openapiTS(openapi);
+      // Fields with a default are optional in requests (the server fills them in).
+      const ast = await openapiTS(openapi, { defaultNonNullable: false });
       const schema = HEADER + astToString(ast);
       return { openapi, schema };
     } finally {

@@ -738,15 +738,15 @@ export interface components {
             redirect_uri: string;
             code_challenge: string;
             /** @default S256 */
-            code_challenge_method: string;
+            code_challenge_method?: string;
             /** @default mcp */
-            scope: string;
+            scope?: string;
             /** @default  */
-            state: string;
+            state?: string;
             /** @default  */
-            resource: string;
+            resource?: string;
             /** @default  */
-            action: string;
+            action?: string;
             email?: string | null;
             password?: string | null;
             response_type?: string;
@@ -931,7 +931,7 @@ export interface components {
         };
         ForecastParametersInput: {
             /** @default 24 */
-            prediction_length: number;
+            prediction_length?: number;
             frequency?: string | null;
             /** @description Alias of frequency. */
             freq?: string | null;
@@ -1018,12 +1018,12 @@ export interface components {
             max_models?: number | null;
             budget?: number | null;
             /** @default 3 */
-            top_n: number;
+            top_n?: number;
             /**
              * @default smape
              * @enum {string}
              */
-            scoring_metric: "smape" | "mase" | "crps";
+            scoring_metric?: "smape" | "mase" | "crps";
             metadata?: {
                 [key: string]: unknown;
             } | null;
