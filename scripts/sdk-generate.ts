@@ -14,7 +14,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/index.ts';
 import { createDeps } from '../src/deps.ts';
-import { buildApp } from '../src/http/app.ts';
+import { buildApp } from '../src/app.ts';
 import { MemoryMailer } from '../src/mail/mailer.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

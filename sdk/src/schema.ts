@@ -212,22 +212,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/validate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post: operations["validateCredential"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/contact": {
         parameters: {
             query?: never;
@@ -254,38 +238,6 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["sendInvites"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["listModels"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/models/{modelId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["getModelById"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -333,6 +285,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Forecast time series
+         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.
+         */
         post: operations["forecast"];
         delete?: never;
         options?: never;
@@ -349,6 +305,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Forecast a batch of requests
+         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit.
+         */
         post: operations["forecastBatch"];
         delete?: never;
         options?: never;
@@ -365,7 +325,111 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Ensemble forecast
+         * @description Ranks candidate models by a hold-out backtest and blends the top ones. Uses credits.
+         */
         post: operations["forecastEnsemble"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List models
+         * @description The model catalog, filtered by q, task, capability, provider, available.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{modelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a model
+         * @description One catalog record.
+         */
+        get: operations["getModelById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a credential
+         * @description Checks an API key (api_key), or without one the credential this call is made with.
+         */
+        post: operations["validateCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage summary
+         * @description Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601.
+         */
+        get: operations["getUsageSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Billing summary
+         * @description Free credits granted, used and remaining, billing state, metered usage this period and your rate limit.
+         */
+        get: operations["getBillingSummary"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -568,38 +632,6 @@ export interface paths {
         post?: never;
         /** @description Deletes your usage history. Credits already used are not given back. */
         delete: operations["deleteUsageEvents"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/account/usage/summary": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["getUsageSummary"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/account/billing": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: operations["getBillingSummary"];
-        put?: never;
-        post?: never;
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -909,6 +941,134 @@ export interface components {
             object: "list";
             data: components["schemas"]["OpenAiModelInput"][];
         };
+        ContactRequestInput: {
+            name: string;
+            email: string;
+            message: string;
+            company?: string | null;
+            topic?: string | null;
+            source?: string | null;
+            analytics_distinct_id?: string | null;
+        };
+        ContactResponseInput: {
+            id: string;
+            status: string;
+            created_at: string;
+        };
+        SendInviteRequestInput: {
+            emails: string[];
+        };
+        SendInviteResponseInput: {
+            invites: {
+                id: string;
+                email: string;
+                ref: string;
+                created_at: string;
+            }[];
+        };
+        ApiKeyInput: {
+            id: string;
+            label: string;
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+        };
+        CreatedApiKeyInput: {
+            id: string;
+            label: string;
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+            /** @description The secret. Shown this once only. */
+            key: string;
+        };
+        CreateKeyRequestInput: {
+            label: string;
+        };
+        ValidateCredentialRequestInput: {
+            api_key?: string | null;
+        };
+        ValidateCredentialResponseInput: {
+            valid: boolean;
+            /** @enum {string} */
+            auth_type: "session" | "api_key" | "oauth";
+            user: string;
+            key?: string;
+        };
+        SystemStatusInput: {
+            /** @enum {string} */
+            status: "ok" | "degraded";
+            version: string;
+            uptime_s: number;
+            database: {
+                /** @enum {string} */
+                kind: "sqlite" | "postgres";
+                reachable: boolean;
+            };
+            models: {
+                count: number;
+                available: number;
+            };
+            regions: string[];
+            time: string;
+        };
+        BillingSummaryInput: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfileInput: {
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequestInput: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSessionInput: {
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequestInput: {
+            requestIds: string[];
+        };
+        BillingCostsResponseInput: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
+        };
         ForecastInputInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -1067,134 +1227,6 @@ export interface components {
             ranked_results: components["schemas"]["EnsembleModelResultBodyInput"][];
             ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
-        };
-        ContactRequestInput: {
-            name: string;
-            email: string;
-            message: string;
-            company?: string | null;
-            topic?: string | null;
-            source?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        ContactResponseInput: {
-            id: string;
-            status: string;
-            created_at: string;
-        };
-        SendInviteRequestInput: {
-            emails: string[];
-        };
-        SendInviteResponseInput: {
-            invites: {
-                id: string;
-                email: string;
-                ref: string;
-                created_at: string;
-            }[];
-        };
-        ApiKeyInput: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-        };
-        CreatedApiKeyInput: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-            /** @description The secret. Shown this once only. */
-            key: string;
-        };
-        CreateKeyRequestInput: {
-            label: string;
-        };
-        ValidateCredentialRequestInput: {
-            api_key?: string | null;
-        };
-        ValidateCredentialResponseInput: {
-            valid: boolean;
-            /** @enum {string} */
-            auth_type: "session" | "api_key" | "oauth";
-            user: string;
-            key?: string;
-        };
-        SystemStatusInput: {
-            /** @enum {string} */
-            status: "ok" | "degraded";
-            version: string;
-            uptime_s: number;
-            database: {
-                /** @enum {string} */
-                kind: "sqlite" | "postgres";
-                reachable: boolean;
-            };
-            models: {
-                count: number;
-                available: number;
-            };
-            regions: string[];
-            time: string;
-        };
-        BillingSummaryInput: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfileInput: {
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequestInput: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSessionInput: {
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequestInput: {
-            requestIds: string[];
-        };
-        BillingCostsResponseInput: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
         };
         UsageEventInput: {
             id: string;
@@ -1515,6 +1547,135 @@ export interface components {
             object: "list";
             data: components["schemas"]["OpenAiModel"][];
         };
+        ContactRequest: {
+            name: string;
+            /** Format: email */
+            email: string;
+            message: string;
+            company?: string | null;
+            topic?: string | null;
+            source?: string | null;
+            analytics_distinct_id?: string | null;
+        };
+        ContactResponse: {
+            id: string;
+            status: string;
+            created_at: string;
+        };
+        SendInviteRequest: {
+            emails: string[];
+        };
+        SendInviteResponse: {
+            invites: {
+                id: string;
+                email: string;
+                ref: string;
+                created_at: string;
+            }[];
+        };
+        ApiKey: {
+            id: string;
+            label: string;
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+        };
+        CreatedApiKey: {
+            id: string;
+            label: string;
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+            /** @description The secret. Shown this once only. */
+            key: string;
+        };
+        CreateKeyRequest: {
+            label: string;
+        };
+        ValidateCredentialRequest: {
+            api_key?: string | null;
+        };
+        ValidateCredentialResponse: {
+            valid: boolean;
+            /** @enum {string} */
+            auth_type: "session" | "api_key" | "oauth";
+            user: string;
+            key?: string;
+        };
+        SystemStatus: {
+            /** @enum {string} */
+            status: "ok" | "degraded";
+            version: string;
+            uptime_s: number;
+            database: {
+                /** @enum {string} */
+                kind: "sqlite" | "postgres";
+                reachable: boolean;
+            };
+            models: {
+                count: number;
+                available: number;
+            };
+            regions: string[];
+            time: string;
+        };
+        BillingSummary: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfile: {
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequest: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSession: {
+            /** @enum {string} */
+            provider: "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequest: {
+            requestIds: string[];
+        };
+        BillingCostsResponse: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
+        };
         ForecastInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -1673,135 +1834,6 @@ export interface components {
             ranked_results: components["schemas"]["EnsembleModelResultBody"][];
             ensemble_result: components["schemas"]["ForecastResponseBody"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
-        };
-        ContactRequest: {
-            name: string;
-            /** Format: email */
-            email: string;
-            message: string;
-            company?: string | null;
-            topic?: string | null;
-            source?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        ContactResponse: {
-            id: string;
-            status: string;
-            created_at: string;
-        };
-        SendInviteRequest: {
-            emails: string[];
-        };
-        SendInviteResponse: {
-            invites: {
-                id: string;
-                email: string;
-                ref: string;
-                created_at: string;
-            }[];
-        };
-        ApiKey: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-        };
-        CreatedApiKey: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-            /** @description The secret. Shown this once only. */
-            key: string;
-        };
-        CreateKeyRequest: {
-            label: string;
-        };
-        ValidateCredentialRequest: {
-            api_key?: string | null;
-        };
-        ValidateCredentialResponse: {
-            valid: boolean;
-            /** @enum {string} */
-            auth_type: "session" | "api_key" | "oauth";
-            user: string;
-            key?: string;
-        };
-        SystemStatus: {
-            /** @enum {string} */
-            status: "ok" | "degraded";
-            version: string;
-            uptime_s: number;
-            database: {
-                /** @enum {string} */
-                kind: "sqlite" | "postgres";
-                reachable: boolean;
-            };
-            models: {
-                count: number;
-                available: number;
-            };
-            regions: string[];
-            time: string;
-        };
-        BillingSummary: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfile: {
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequest: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSession: {
-            /** @enum {string} */
-            provider: "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequest: {
-            requestIds: string[];
-        };
-        BillingCostsResponse: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
         };
         UsageEvent: {
             id: string;
@@ -2749,57 +2781,6 @@ export interface operations {
             };
         };
     };
-    validateCredential: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ValidateCredentialRequestInput"] | null;
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidateCredentialResponse"];
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-        };
-    };
     submitContact: {
         parameters: {
             query?: never;
@@ -2893,72 +2874,6 @@ export interface operations {
             };
             /** @description Default Response */
             429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-        };
-    };
-    listModels: {
-        parameters: {
-            query?: {
-                q?: string;
-                task?: string;
-                capability?: string;
-                provider?: string;
-                available?: "true" | "false";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ModelList"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-        };
-    };
-    getModelById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                modelId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CatalogModel"];
-                };
-            };
-            /** @description Default Response */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3379,6 +3294,240 @@ export interface operations {
             };
             /** @description Default Response */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: {
+                q?: string;
+                task?: string;
+                capability?: string;
+                provider?: string;
+                available?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getModelById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                modelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogModel"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    validateCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ValidateCredentialRequestInput"] | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidateCredentialResponse"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getUsageSummary: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601, inclusive */
+                start?: string | null;
+                /** @description ISO 8601, exclusive */
+                end?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSummary"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    getBillingSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingSummary"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3884,123 +4033,6 @@ export interface operations {
                     "application/json": {
                         deleted: number;
                     };
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-        };
-    };
-    getUsageSummary: {
-        parameters: {
-            query?: {
-                /** @description ISO 8601, inclusive */
-                start?: string | null;
-                /** @description ISO 8601, exclusive */
-                end?: string | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UsageSummary"];
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-        };
-    };
-    getBillingSummary: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BillingSummary"];
                 };
             };
             /** @description Default Response */
