@@ -66,8 +66,13 @@ const positiveInt = (name: string) => (v: string) => {
 };
 
 function quantileList(v: string): number[] {
-  const levels = v.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
-  if (levels.length === 0 || levels.some((q) => !(q > 0 && q < 1))) throw new InvalidArgumentError(`quantiles are levels between 0 and 1, comma-separated (e.g. 0.1,0.5,0.9), got ${v}`);
+  const levels = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
+  if (levels.length === 0 || levels.some((q) => !(q > 0 && q < 1)))
+    throw new InvalidArgumentError(`quantiles are levels between 0 and 1, comma-separated (e.g. 0.1,0.5,0.9), got ${v}`);
   return levels;
 }
 
@@ -98,7 +103,11 @@ async function prompt(question: string): Promise<string> {
 function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return `${[line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n')}\n`;
 }
 
@@ -106,7 +115,12 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
 function progressReporter(total: number, io: Io): ((done: number, all: number) => void) | undefined {
   if (total <= MAX_PER_CALL) return undefined;
   if (process.stderr.isTTY) {
-    const bar = new SingleBar({ format: 'forecast [{bar}] {value}/{total} series | {eta_formatted} left', hideCursor: true, clearOnComplete: true, stream: process.stderr });
+    const bar = new SingleBar({
+      format: 'forecast [{bar}] {value}/{total} series | {eta_formatted} left',
+      hideCursor: true,
+      clearOnComplete: true,
+      stream: process.stderr,
+    });
     bar.start(total, 0);
     return (done, all) => {
       bar.update(done);
@@ -204,12 +218,10 @@ function buildProgram(io: Io): Command {
       io.err(`created ${k.id} ("${k.label}"); the secret below is shown once:\n`);
       io.out(`${k.key}\n`);
     });
-  keys
-    .command('revoke <key-id>')
-    .action(async (id: string) => {
-      await client().keys.revoke(id);
-      io.out(`revoked ${id}\n`);
-    });
+  keys.command('revoke <key-id>').action(async (id: string) => {
+    await client().keys.revoke(id);
+    io.out(`revoked ${id}\n`);
+  });
 
   program
     .command('models')
@@ -218,7 +230,12 @@ function buildProgram(io: Io): Command {
     .action(async (o: { json?: boolean }) => {
       const models = await client(false).models();
       if (o.json) return io.out(`${JSON.stringify(models, null, 2)}\n`);
-      io.out(table(models.map((m) => ({ ...m, available: m.available ? 'yes' : `no: ${m.unavailable_reason ?? ''}` })), ['id', 'kind', 'min_points', 'max_horizon', 'access', 'available']));
+      io.out(
+        table(
+          models.map((m) => ({ ...m, available: m.available ? 'yes' : `no: ${m.unavailable_reason ?? ''}` })),
+          ['id', 'kind', 'min_points', 'max_horizon', 'access', 'available'],
+        ),
+      );
     });
 
   program
@@ -243,7 +260,17 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
     .action(
       async (
         file: string | undefined,
-        o: { model: string; horizon: number; freq?: string; quantiles: number[]; ensemble?: boolean; inputFormat?: 'csv' | 'json'; format?: 'csv' | 'json'; output?: string; concurrency: number },
+        o: {
+          model: string;
+          horizon: number;
+          freq?: string;
+          quantiles: number[];
+          ensemble?: boolean;
+          inputFormat?: 'csv' | 'json';
+          format?: 'csv' | 'json';
+          output?: string;
+          concurrency: number;
+        },
       ) => {
         const c = client();
         const ext = (p: string | undefined) => (p ? extname(p).slice(1).toLowerCase() : '');
@@ -253,7 +280,12 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
         const onProgress = progressReporter(set.inputs.length, io);
         const chunking = { concurrency: o.concurrency, ...(onProgress ? { onProgress } : {}) };
         const response = o.ensemble
-          ? (await c.ensembleMany({ inputs: set.inputs, parameters, ...(o.model !== 'auto-ets' ? { models: o.model.split(',').map((s) => s.trim()) } : {}) }, chunking)).result
+          ? (
+              await c.ensembleMany(
+                { inputs: set.inputs, parameters, ...(o.model !== 'auto-ets' ? { models: o.model.split(',').map((s) => s.trim()) } : {}) },
+                chunking,
+              )
+            ).result
           : await c.forecastMany({ model: o.model, inputs: set.inputs, parameters }, chunking);
         const rows = forecastRows(set.ids, response, set.dateOnly);
         const outFormat = o.format ?? (ext(o.output) === 'json' ? 'json' : 'csv');
@@ -283,7 +315,10 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
 }
 
 /** Runs the CLI; returns the exit status (0 ok, 1 the service or the input refused, 2 a usage mistake). */
-export async function main(argv: string[], io: Io = { env: process.env, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = { env: process.env, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
+): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv);

@@ -20,7 +20,10 @@ interface Run {
 function run(args: string[], env: Record<string, string>, stdin?: string, command: string[] = [process.execPath, BIN]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const [cmd, ...pre] = command;
-    const child = spawn(cmd ?? process.execPath, [...pre, ...args], { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd ?? process.execPath, [...pre, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -153,7 +156,11 @@ describe('tsfm CLI as a process against the real server', () => {
 
   test('forecast --ensemble blends the candidate models', async () => {
     const series = Array.from({ length: 24 }, (_, i) => 10 + (i % 4));
-    const r = await run(['forecast', '-', '--ensemble', '-m', 'echo-last,echo-short', '-H', '2', '--freq', 'h', '--format', 'json'], env, JSON.stringify({ target: series, start: '2024-01-01T00:00:00Z', item_id: 'load' }));
+    const r = await run(
+      ['forecast', '-', '--ensemble', '-m', 'echo-last,echo-short', '-H', '2', '--freq', 'h', '--format', 'json'],
+      env,
+      JSON.stringify({ target: series, start: '2024-01-01T00:00:00Z', item_id: 'load' }),
+    );
     assert.equal(r.code, 0, r.stderr);
     const rows = JSON.parse(r.stdout) as { unique_id: string; ds: string; mean: number }[];
     assert.deepEqual(

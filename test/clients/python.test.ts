@@ -11,7 +11,11 @@ const PY_DIR = join(import.meta.dirname, '..', '..', 'clients', 'python');
 function interpreters(): { path: string; pandas: boolean }[] {
   const found: { path: string; pandas: boolean; real: string }[] = [];
   for (const candidate of ['python3', '/usr/bin/python3']) {
-    const probe = spawnSync(candidate, ['-c', 'import sys\nprint(sys.executable)\ntry:\n    import pandas\n    print(True)\nexcept Exception:\n    print(False)'], { encoding: 'utf8' });
+    const probe = spawnSync(
+      candidate,
+      ['-c', 'import sys\nprint(sys.executable)\ntry:\n    import pandas\n    print(True)\nexcept Exception:\n    print(False)'],
+      { encoding: 'utf8' },
+    );
     if (probe.status !== 0) continue;
     const [real = candidate, pandas = 'False'] = probe.stdout.trim().split('\n');
     if (found.some((f) => f.real === real)) continue;
@@ -48,7 +52,7 @@ describe('Python client (clients/python) against the real server', { skip }, () 
   after(async () => t.close());
 
   for (const py of found) {
-    test(`unittest with ${py.path} (${py.pandas ? 'pandas: DataFrames' : 'no pandas: lists of dicts'})`, async (ctx) => {
+    test(`unittest with ${py.path} (${py.pandas ? 'pandas: DataFrames' : 'no pandas: lists of dicts'})`, async () => {
       const r = await unittest(py.path, env);
       assert.equal(r.code, 0, r.out);
       assert.match(r.out, /^OK/m, r.out);

@@ -32,7 +32,11 @@ describe('TypeScript SDK against the real server', () => {
   after(async () => t.close());
 
   test('forecast returns the typed response', async () => {
-    const r = await client.forecast({ model: 'echo-last', inputs: series(2), parameters: { prediction_length: 3, frequency: 'D', quantile_levels: [0.1, 0.9] } });
+    const r = await client.forecast({
+      model: 'echo-last',
+      inputs: series(2),
+      parameters: { prediction_length: 3, frequency: 'D', quantile_levels: [0.1, 0.9] },
+    });
     assert.equal(r.model, 'echo-last');
     assert.equal(r.outputs.length, 2);
     assert.deepEqual(r.outputs[1]?.mean, [[1], [1], [1]]);
@@ -49,7 +53,7 @@ describe('TypeScript SDK against the real server', () => {
     assert.equal(r.ids.length, 3);
     assert.equal(new Set(r.ids).size, 3);
     assert.equal(r.outputs.length, 150);
-    r.outputs.forEach((o, i) => assert.deepEqual(o.mean, [[i], [i]], `series ${i} in place`));
+    for (const [i, o] of r.outputs.entries()) assert.deepEqual(o.mean, [[i], [i]], `series ${i} in place`);
     assert.equal(progress[0], 0);
     assert.equal(progress.at(-1), 1);
     assert.equal(progress.length, 4);
@@ -74,7 +78,10 @@ describe('TypeScript SDK against the real server', () => {
   });
 
   test('chunkSize above 64 is refused before any call', async () => {
-    await assert.rejects(client.forecastMany({ model: 'echo-last', inputs: series(3) }, { chunkSize: 65 }), (e: unknown) => e instanceof TsfmError && e.code === 'invalid_input');
+    await assert.rejects(
+      client.forecastMany({ model: 'echo-last', inputs: series(3) }, { chunkSize: 65 }),
+      (e: unknown) => e instanceof TsfmError && e.code === 'invalid_input',
+    );
   });
 
   test('errors are typed and carry the API code', async () => {
@@ -93,7 +100,10 @@ describe('TypeScript SDK against the real server', () => {
       return true;
     });
     const bad = new TsfmClient({ baseUrl: t.baseUrl, apiKey: 'tsfm_not_a_real_key' });
-    await assert.rejects(bad.models().then(() => bad.usage()), (e: unknown) => e instanceof AuthenticationError && e.code === 'invalid_credential');
+    await assert.rejects(
+      bad.models().then(() => bad.usage()),
+      (e: unknown) => e instanceof AuthenticationError && e.code === 'invalid_credential',
+    );
   });
 
   test('models, whoami and key management through a session', async () => {
@@ -113,7 +123,10 @@ describe('TypeScript SDK against the real server', () => {
     assert.equal((await viaKey.whoami()).auth_type, 'api_key');
     await owner.keys.revoke(created.id);
     await assert.rejects(viaKey.whoami(), AuthenticationError);
-    await assert.rejects(TsfmClient.login(user.email, 'wrong password', { baseUrl: t.baseUrl }), (e: unknown) => e instanceof AuthenticationError && e.code === 'invalid_credentials');
+    await assert.rejects(
+      TsfmClient.login(user.email, 'wrong password', { baseUrl: t.baseUrl }),
+      (e: unknown) => e instanceof AuthenticationError && e.code === 'invalid_credentials',
+    );
   });
 });
 
