@@ -82,6 +82,8 @@ const envSchema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), { message: 'must be a redis:// or rediss:// URL' }),
+  METRICS: z.enum(['on', 'off']).default('on'),
+  METRICS_TOKEN: z.string().min(16, 'use at least 16 characters').optional(),
 });
 
 /** A third-party identity provider people can sign in with (configured by environment). */
@@ -127,6 +129,8 @@ export type Config = {
     stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string; apiBase: string | null } | null;
   };
   rateLimit: { freePerMinute: number; billingPerMinute: number; authPerMinute: number; redisUrl: string | null };
+  /** GET /metrics: off, or on with a bearer token (null: loopback clients only). */
+  metrics: { enabled: boolean; token: string | null };
 };
 
 export class ConfigError extends Error {}
@@ -231,5 +235,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       redisUrl: e.REDIS_URL ?? null,
     },
+    metrics: { enabled: e.METRICS === 'on', token: e.METRICS_TOKEN ?? null },
   };
 }
