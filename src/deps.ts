@@ -12,6 +12,7 @@ import { rateLimitOf, startUsageReporter } from './billing/service.ts';
 import { createRateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import { createEngine } from './engine/engine.ts';
+import { createRoutingEngine } from './engine/remote/routing.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
@@ -21,7 +22,7 @@ import { oauthAccessTokenResolver } from './oauth/resolver.ts';
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
   const metrics: Metrics = overrides.metrics ?? createMetrics({ defaultMetrics: overrides.logger !== false });
-  const engine = instrumentEngine(overrides.engine ?? (await defaultEngine(config)), metrics);
+  const engine = instrumentEngine(overrides.engine ?? (await defaultEngine(config, metrics)), metrics);
   await engine.refresh?.();
   const clock = overrides.clock ?? systemClock;
   const catalog = overrides.catalog ?? new Catalog(engine, modelAccessFromConfig(config));
@@ -72,7 +73,27 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
   return deps;
 }
 
-async function defaultEngine(config: Config): Promise<Engine> {
+/** The local worker pool. */
+export function localEngine(config: Config): Engine {
   const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
   return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
+}
+
+/** The gateway's engine: the local pool, behind the remote router when REMOTE_MODELS or MODEL_FALLBACKS are set. */
+export function gatewayEngine(config: Config, local: Engine, metrics?: Metrics): Engine {
+  const r = config.remote;
+  if (r.routes.length === 0 && r.fallbacks.size === 0) return local;
+  return createRoutingEngine(local, {
+    routes: r.routes,
+    fallbacks: r.fallbacks,
+    timeoutMs: r.timeoutMs,
+    retries: r.retries,
+    healthIntervalMs: r.healthIntervalMs,
+    token: r.token,
+    ...(metrics ? { onRequest: (endpoint: string, outcome: string) => metrics.remoteRequests.inc({ endpoint, outcome }) } : {}),
+  });
+}
+
+async function defaultEngine(config: Config, metrics: Metrics): Promise<Engine> {
+  return gatewayEngine(config, localEngine(config), metrics);
 }
