@@ -112,9 +112,9 @@ describe('three replicas on one PostgreSQL and one Redis', () => {
       BILLING_HOLD_GRACE_MS: '0',
       METRICS: 'off',
     };
-    // The first one migrates the empty database; the others start on the migrated schema.
-    replicas.push(await startReplica('a', env));
-    replicas.push(...(await Promise.all([startReplica('b', env), startReplica('c', env)])));
+    // All three start at once on the empty database: migrations take a PostgreSQL advisory lock
+    // (Kysely's migrator), so one migrates and the others wait for it.
+    replicas = await Promise.all([startReplica('a', env), startReplica('b', env), startReplica('c', env)]);
     database = await openDatabase({ kind: 'postgres', url: dbUrl.toString() });
   });
 
