@@ -4,7 +4,7 @@ import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {
