@@ -282,7 +282,14 @@ function parseRemoteModels(v: string): { model: string; endpoints: string[] }[] 
     .map((entry) => {
       const eq = entry.indexOf('=');
       const model = eq > 0 ? entry.slice(0, eq).trim() : '';
-      const endpoints = eq > 0 ? entry.slice(eq + 1).split('|').map((u) => u.trim()).filter((u) => u.length > 0) : [];
+      const endpoints =
+        eq > 0
+          ? entry
+              .slice(eq + 1)
+              .split('|')
+              .map((u) => u.trim())
+              .filter((u) => u.length > 0)
+          : [];
       if (!model || endpoints.length === 0) throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${entry}' is not model=url[|url…]`);
       if (seen.has(model)) throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${model}' is listed twice`);
       seen.add(model);
@@ -293,7 +300,8 @@ function parseRemoteModels(v: string): { model: string; endpoints: string[] }[] 
         } catch {
           throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${u}' is not a URL`);
         }
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${u}' must be http:// or https://`);
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${u}' must be http:// or https://`);
       }
       return { model, endpoints };
     });
@@ -302,9 +310,13 @@ function parseRemoteModels(v: string): { model: string; endpoints: string[] }[] 
 /** `chronos2>ttm>auto-ets,other>naive`: when the first model cannot serve, the next ones are tried. */
 function parseFallbacks(v: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const chain of v.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+  for (const chain of v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
     const ids = chain.split('>').map((s) => s.trim());
-    if (ids.length < 2 || ids.some((id) => id.length === 0)) throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${chain}' is not model>fallback[>fallback…]`);
+    if (ids.length < 2 || ids.some((id) => id.length === 0))
+      throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${chain}' is not model>fallback[>fallback…]`);
     if (new Set(ids).size !== ids.length) throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${chain}' names a model twice`);
     const [first, ...rest] = ids as [string, ...string[]];
     if (out.has(first)) throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${first}' has two chains`);

@@ -39,8 +39,7 @@ export async function buildInferenceNode(opts: InferenceNodeOptions): Promise<Fa
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const fail = (reply: FastifyReply, status: number, body: OipError, headers: Record<string, string> = {}) =>
-    reply.code(status).headers(headers).send(body);
+  const fail = (reply: FastifyReply, status: number, body: OipError, headers: Record<string, string> = {}) => reply.code(status).headers(headers).send(body);
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     // Fastify's own refusals (malformed JSON 400, 413, 415) keep their status; anything else is ours.
@@ -91,7 +90,10 @@ export async function buildInferenceNode(opts: InferenceNodeOptions): Promise<Fa
     const parsed = InferRequest.safeParse(req.body);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
-      return fail(reply, 400, { error: `malformed inference request: ${first ? `${first.path.join('.') || 'body'}: ${first.message}` : 'invalid'}`, kind: 'bad_input' });
+      return fail(reply, 400, {
+        error: `malformed inference request: ${first ? `${first.path.join('.') || 'body'}: ${first.message}` : 'invalid'}`,
+        kind: 'bad_input',
+      });
     }
     try {
       const job = decodeJob(name, parsed.data);

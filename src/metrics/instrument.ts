@@ -46,14 +46,14 @@ export function instrumentEngine(engine: Engine, metrics: Metrics): Engine {
 export function instrumentMeter(meter: Meter, metrics: Metrics): Meter {
   const wrapped: Meter = Object.create(meter) as Meter;
   wrapped.hold = async (req) => {
-      const hold = await meter.hold(req);
-      return {
-        async commit(outcome) {
-          await hold.commit(outcome);
-          metrics.creditsCharged.inc({ model: req.model, source: req.source }, outcome.credits ?? req.credits);
-        },
-        release: (reason) => hold.release(reason),
-      };
+    const hold = await meter.hold(req);
+    return {
+      async commit(outcome) {
+        await hold.commit(outcome);
+        metrics.creditsCharged.inc({ model: req.model, source: req.source }, outcome.credits ?? req.credits);
+      },
+      release: (reason) => hold.release(reason),
+    };
   };
   return wrapped;
 }

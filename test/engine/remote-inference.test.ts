@@ -18,11 +18,29 @@ import { call, createKey, createTestApp, DB_KIND, registerUser, type TestApp } f
  */
 const MetadataTensor = z.object({ name: z.string(), datatype: z.string(), shape: z.array(z.number().int()) });
 const ServerMetadata = z.object({ name: z.string(), version: z.string(), extensions: z.array(z.string()) });
-const ModelMetadata = z.object({ name: z.string(), versions: z.array(z.string()).optional(), platform: z.string(), inputs: z.array(MetadataTensor), outputs: z.array(MetadataTensor) });
+const ModelMetadata = z.object({
+  name: z.string(),
+  versions: z.array(z.string()).optional(),
+  platform: z.string(),
+  inputs: z.array(MetadataTensor),
+  outputs: z.array(MetadataTensor),
+});
 const ModelReady = z.object({ name: z.string(), ready: z.boolean() });
 const DATATYPES = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP32', 'FP64', 'BYTES'] as const;
-const ResponseOutput = z.object({ name: z.string(), shape: z.array(z.number().int().min(0)), datatype: z.enum(DATATYPES), parameters: z.record(z.string(), z.unknown()).optional(), data: z.array(z.unknown()) });
-const InferenceResponse = z.object({ model_name: z.string(), model_version: z.string().optional(), id: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional(), outputs: z.array(ResponseOutput) });
+const ResponseOutput = z.object({
+  name: z.string(),
+  shape: z.array(z.number().int().min(0)),
+  datatype: z.enum(DATATYPES),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+  data: z.array(z.unknown()),
+});
+const InferenceResponse = z.object({
+  model_name: z.string(),
+  model_version: z.string().optional(),
+  id: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+  outputs: z.array(ResponseOutput),
+});
 const ErrorObject = z.object({ error: z.string() });
 
 const SERIES = [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140];
@@ -71,7 +89,10 @@ describe('inference node: Open Inference Protocol v2 contract', () => {
     assert.equal(meta.status, 200);
     const m = ModelMetadata.parse(meta.body);
     assert.equal(m.name, 'naive');
-    assert.deepEqual(m.inputs.map((t) => t.name), ['target', 'target_mask', 'quantile_levels', 'group_ids']);
+    assert.deepEqual(
+      m.inputs.map((t) => t.name),
+      ['target', 'target_mask', 'quantile_levels', 'group_ids'],
+    );
     assert.deepEqual(ModelReady.parse((await get('/v2/models/naive/ready')).body), { name: 'naive', ready: true });
   });
 
@@ -80,8 +101,24 @@ describe('inference node: Open Inference Protocol v2 contract', () => {
       id: 'req-42',
       parameters: { horizon: 3, num_samples: 2, season_length: 12, seed: 7 },
       inputs: [
-        { name: 'target', shape: [2, 3], datatype: 'FP64', data: [[1, 2, 3], [0, 5, 6]] },
-        { name: 'target_mask', shape: [2, 3], datatype: 'BOOL', data: [[true, true, true], [false, true, true]] },
+        {
+          name: 'target',
+          shape: [2, 3],
+          datatype: 'FP64',
+          data: [
+            [1, 2, 3],
+            [0, 5, 6],
+          ],
+        },
+        {
+          name: 'target_mask',
+          shape: [2, 3],
+          datatype: 'BOOL',
+          data: [
+            [true, true, true],
+            [false, true, true],
+          ],
+        },
         { name: 'quantile_levels', shape: [2], datatype: 'FP64', data: [0.1, 0.9] },
       ],
     });
@@ -94,7 +131,12 @@ describe('inference node: Open Inference Protocol v2 contract', () => {
     assert.deepEqual(byName.get('quantiles')?.shape, [2, 2, 3]);
     assert.deepEqual(byName.get('samples')?.shape, [2, 2, 3]);
     assert.deepEqual(byName.get('info')?.shape, [2]);
-    for (const o of res.outputs) assert.equal(o.data.length, o.shape.reduce((a, b) => a * b, 1), o.name);
+    for (const o of res.outputs)
+      assert.equal(
+        o.data.length,
+        o.shape.reduce((a, b) => a * b, 1),
+        o.name,
+      );
   });
 
   test('errors are the protocol error object with 4xx statuses, never a 500', async () => {
@@ -216,7 +258,9 @@ describe(`gateway with remote models (${DB_KIND})`, () => {
   test('a wrong token between gateway and node makes the model unavailable, not a caller error', async () => {
     const t = await createTestApp({
       env: { REMOTE_MODELS: `seasonal-naive=${nodeUrl}` },
-      overrides: { engine: gatewayEngine(loadConfig({ DATA_DIR: '/tmp', REMOTE_MODELS: `seasonal-naive=${nodeUrl}`, INFERENCE_TOKEN: 'not-the-node-token-000' }), pool()) },
+      overrides: {
+        engine: gatewayEngine(loadConfig({ DATA_DIR: '/tmp', REMOTE_MODELS: `seasonal-naive=${nodeUrl}`, INFERENCE_TOKEN: 'not-the-node-token-000' }), pool()),
+      },
     });
     try {
       const r = await forecastWith(t, 'seasonal-naive');
@@ -235,8 +279,18 @@ describe('configuration of remote models', () => {
       { model: 'c', endpoints: ['http://z:3'] },
     ]);
     assert.deepEqual([...c.remote.fallbacks], [['a/b', ['c', 'naive']]]);
-    for (const env of [{ REMOTE_MODELS: 'a' }, { REMOTE_MODELS: 'a=ftp://x' }, { REMOTE_MODELS: 'a=http://x,a=http://y' }, { MODEL_FALLBACKS: 'a' }, { MODEL_FALLBACKS: 'a>a' }]) {
-      assert.throws(() => loadConfig(env), (e: Error) => /REMOTE_MODELS|MODEL_FALLBACKS/.test(e.message), JSON.stringify(env));
+    for (const env of [
+      { REMOTE_MODELS: 'a' },
+      { REMOTE_MODELS: 'a=ftp://x' },
+      { REMOTE_MODELS: 'a=http://x,a=http://y' },
+      { MODEL_FALLBACKS: 'a' },
+      { MODEL_FALLBACKS: 'a>a' },
+    ]) {
+      assert.throws(
+        () => loadConfig(env),
+        (e: Error) => /REMOTE_MODELS|MODEL_FALLBACKS/.test(e.message),
+        JSON.stringify(env),
+      );
     }
   });
 });

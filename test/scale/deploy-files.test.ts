@@ -17,7 +17,10 @@ const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 
 describe('Dockerfile', () => {
   const text = read('Dockerfile');
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
 
   test('passes the Dockerfile validator', () => {
     assert.deepEqual(validate(text), []);
@@ -28,7 +31,10 @@ describe('Dockerfile', () => {
   test('multi-stage, production dependencies only, runs as a non-root user', () => {
     const stages = lines.filter((l) => /^FROM\s/i.test(l));
     assert.ok(stages.length >= 2, 'multi-stage');
-    assert.ok(stages.every((l) => /node:24/.test(l)), 'Node 24 in every stage');
+    assert.ok(
+      stages.every((l) => /node:24/.test(l)),
+      'Node 24 in every stage',
+    );
     assert.ok(lines.some((l) => /npm ci\b.*--omit=dev/.test(l)));
     const finalStage = lines.slice(lines.lastIndexOf(stages.at(-1)!));
     const user = finalStage.filter((l) => /^USER\s/i.test(l)).at(-1);
@@ -48,12 +54,17 @@ describe('Dockerfile', () => {
 
 describe('compose.yaml', () => {
   const doc = parse(read('compose.yaml'), { merge: true }) as {
-    services: Record<string, { build?: string; image?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown>; volumes?: string[]; ports?: string[] }>;
+    services: Record<
+      string,
+      { build?: string; image?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown>; volumes?: string[]; ports?: string[] }
+    >;
     volumes?: Record<string, unknown>;
   };
   /** Compose's interpolation: ${X:-default} → default, ${X:?message} → a value, ${X} → empty. */
   const interpolate = (v: string) =>
-    String(v).replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_m, _name: string, op?: string, arg?: string) => (op === '-' ? (arg ?? '') : op === '?' ? 'x'.repeat(24) : ''));
+    String(v).replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_m, _name: string, op?: string, arg?: string) =>
+      op === '-' ? (arg ?? '') : op === '?' ? 'x'.repeat(24) : '',
+    );
 
   test('two gateways, an inference node, PostgreSQL and Redis', () => {
     const names = Object.keys(doc.services);

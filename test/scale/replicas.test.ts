@@ -25,9 +25,15 @@ function reachable(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket();
     s.setTimeout(1000);
-    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
-    s.once('timeout', () => (s.destroy(), resolve(false)));
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.connect(port, host);
   });
 }
@@ -56,7 +62,12 @@ async function startReplica(name: string, env: Record<string, string>): Promise<
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const exited = new Promise<void>((r) => child.once('exit', () => (rmSync(dataDir, { recursive: true, force: true }), r())));
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      r();
+    }),
+  );
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`replica ${name} exited (${child.exitCode})`);
@@ -215,7 +226,11 @@ describe('three replicas on one PostgreSQL and one Redis', () => {
     assert.equal(books.balanced, true, JSON.stringify(books));
     const events = await database!.db.selectFrom('usage_events').select(['request_id']).where('user_id', '=', a.id).execute();
     const have = new Set(events.map((e) => e.request_id));
-    assert.deepEqual(answered.filter((id) => !have.has(id)), [], 'every 200 has its usage event');
+    assert.deepEqual(
+      answered.filter((id) => !have.has(id)),
+      [],
+      'every 200 has its usage event',
+    );
     assert.equal(books.balance, 40 - events.length);
     process.stdout.write(`# replicas: ${answered.length} answered 200 around the kill, ${events.length} usage events, balance ${books.balance}\n`);
   });

@@ -116,14 +116,15 @@ export function decodeJob(model: string, req: InferRequest): ForecastJob {
   const byName = new Map(req.inputs.map((t) => [t.name, t]));
   const target = byName.get('target');
   if (!target) bad("input 'target' is required");
-  if (target.shape.length !== 2 || target.datatype !== 'FP64' && target.datatype !== 'FP32') bad("input 'target' must be FP64 [N, L]");
+  if (target.shape.length !== 2 || (target.datatype !== 'FP64' && target.datatype !== 'FP32')) bad("input 'target' must be FP64 [N, L]");
   const [n = 0, len = 0] = target.shape;
   if (n < 1 || len < 1) bad("input 'target' needs N >= 1 series of L >= 1 points");
   const values = numbers(target, 'target');
   const maskT = byName.get('target_mask');
   let mask: boolean[] | null = null;
   if (maskT) {
-    if (maskT.datatype !== 'BOOL' || maskT.shape.length !== 2 || maskT.shape[0] !== n || maskT.shape[1] !== len) bad("input 'target_mask' must be BOOL with the shape of 'target'");
+    if (maskT.datatype !== 'BOOL' || maskT.shape.length !== 2 || maskT.shape[0] !== n || maskT.shape[1] !== len)
+      bad("input 'target_mask' must be BOOL with the shape of 'target'");
     const m = flat(maskT);
     if (m.length !== n * len || m.some((v) => typeof v !== 'boolean')) bad("input 'target_mask' must hold N × L booleans");
     mask = m as boolean[];

@@ -44,7 +44,9 @@ const FALL_THROUGH: ReadonlySet<EngineErrorKind> = new Set(['unavailable', 'busy
 export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine {
   const doFetch = opts.fetch ?? fetch;
   const routes = new Map(opts.routes.map((r) => [r.model, r]));
-  const health = new Map<string, Health>(opts.routes.map((r) => [r.model, { up: new Set<string>(), checked: false, reason: `remote model '${r.model}': not checked yet` }]));
+  const health = new Map<string, Health>(
+    opts.routes.map((r) => [r.model, { up: new Set<string>(), checked: false, reason: `remote model '${r.model}': not checked yet` }]),
+  );
   const healthOf = (model: string) => health.get(model) as Health;
   const cursor = new Map<string, number>();
   const headers = (json: boolean): Record<string, string> => ({
@@ -59,7 +61,10 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     await Promise.all(
       route.endpoints.map(async (base) => {
         try {
-          const r = await doFetch(modelUrl(base, route.model, '/ready'), { headers: headers(false), signal: AbortSignal.timeout(Math.min(opts.timeoutMs, 5000)) });
+          const r = await doFetch(modelUrl(base, route.model, '/ready'), {
+            headers: headers(false),
+            signal: AbortSignal.timeout(Math.min(opts.timeoutMs, 5000)),
+          });
           const body = (await r.json().catch(() => null)) as { ready?: unknown } | null;
           opts.onRequest?.(base, r.ok ? 'ok' : `http_${r.status}`);
           if (r.ok && body?.ready === true) {
@@ -102,7 +107,12 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       let res: Response;
       try {
-        res = await doFetch(modelUrl(base, route.model, '/infer'), { method: 'POST', headers: headers(true), body, signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+        res = await doFetch(modelUrl(base, route.model, '/infer'), {
+          method: 'POST',
+          headers: headers(true),
+          body,
+          signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+        });
       } catch (err) {
         if (signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         if (timeout.aborted) {
@@ -138,7 +148,12 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
                   : res.status < 500
                     ? 'bad_input'
                     : 'failed';
-      const err = new EngineError(kind === 'unknown_model' ? 'unavailable' : kind, `remote node ${base}: ${message}`, e.success ? e.data.series_index : undefined, e.success ? e.data.field : undefined);
+      const err = new EngineError(
+        kind === 'unknown_model' ? 'unavailable' : kind,
+        `remote node ${base}: ${message}`,
+        e.success ? e.data.series_index : undefined,
+        e.success ? e.data.field : undefined,
+      );
       // Busy or unavailable nodes: another node (or a later try) may serve it; the rest is final.
       if (err.kind === 'busy' || err.kind === 'unavailable') {
         last = err;
