@@ -11,6 +11,7 @@ import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
+import { registerMetricsHook } from '../metrics/http.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -104,6 +105,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     for (const m of methods) routeSchemas.set(`${m} ${route.url}`, route.schema);
   });
 
+  registerMetricsHook(app, deps);
   registerAuthHook(app, deps);
   registerRateLimitHook(app, deps);
   return app;
