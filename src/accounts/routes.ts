@@ -2,7 +2,7 @@ import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
 import { principalOf } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import { iso } from '../shared/clock.ts';
 import {
   ForgotPasswordRequest,

@@ -5,7 +5,7 @@ import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { SESSION_COOKIE, setSessionCookie } from '../http/cookies.ts';
 import { notFound } from '../shared/errors.ts';
-import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { buildProviders } from './providers.ts';
 import { completeSignIn, DEFAULT_NEXT, listIdentities, SignInError, startSignIn, unlinkIdentity } from './service.ts';
