@@ -18,7 +18,6 @@ import {
 import * as accounts from './service.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
-
   app.post('/api/auth/register', {
     schema: { operationId: 'registerUser', tags: ['auth'], body: RegisterRequest, response: { 200: SessionResponse, ...errors(409, 422, 429) } },
     handler: async (req, reply) => {
