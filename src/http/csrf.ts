@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import { SESSION_COOKIE } from './auth.ts';
+import { SESSION_COOKIE } from './cookies.ts';
 import { AppError } from '../shared/errors.ts';
 
 declare module 'fastify' {

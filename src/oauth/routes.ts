@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
 import { login } from '../accounts/service.ts';
 import type { Deps } from '../deps-types.ts';
-import { SESSION_COOKIE } from '../http/auth.ts';
+import { SESSION_COOKIE, setSessionCookie } from '../http/cookies.ts';
 import { requestSite } from '../http/csrf.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { ZApp } from '../http/types.ts';
@@ -285,13 +285,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
           const s = await login(deps, { email: form.email as string, password: form.password as string, captcha_response: captchaResponseOf(form) }, req.ip);
           userId = s.user.id;
           // Remember the sign-in in this browser, like the login route does.
-          reply.setCookie(SESSION_COOKIE, s.token, {
-            httpOnly: true,
-            sameSite: 'lax',
-            secure: deps.config.cookieSecure,
-            path: '/',
-            expires: new Date(s.expires_at),
-          });
+          setSessionCookie(reply, deps.config, s.token, s.expires_at);
         } catch (err) {
           if (err instanceof AppError && err.status < 500) return showPage(reply, err.status, areq, null, err.message, form.email ?? '');
           if (err instanceof ValidationFailure) return showPage(reply, 400, areq, null, err.issues.map((d) => d.msg).join('; '), form.email ?? '');
