@@ -14,6 +14,7 @@ export const EnsembleForecastRequest = z
     scoring_metric: ScoringMetric.default('smape').describe('Backtest score used to rank.'),
     metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back.'),
   })
+  .strict()
   .meta({ id: 'EnsembleForecastRequest' });
 export type EnsembleRequestT = z.infer<typeof EnsembleForecastRequest>;
 

@@ -29,6 +29,9 @@ export const ForecastInput = z
     metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the output (item_id, …).'),
     item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
   })
+  // Unknown fields are refused (422 naming them, with the close known name): a silently ignored
+  // `h` would forecast 24 steps and bill them.
+  .strict()
   .meta({ id: 'ForecastInput' });
 
 export const ForecastParameters = z
@@ -47,6 +50,7 @@ export const ForecastParameters = z
     temperature: z.number().nullish().describe('Accepted for compatibility; not used.'),
     top_p: z.number().nullish().describe('Accepted for compatibility; not used.'),
   })
+  .strict()
   .meta({ id: 'ForecastParameters' });
 
 export const ForecastRequest = z
@@ -56,6 +60,7 @@ export const ForecastRequest = z
     parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
     metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the response.'),
   })
+  .strict()
   .meta({ id: 'ForecastRequest' });
 export type ForecastRequestT = z.infer<typeof ForecastRequest>;
 
