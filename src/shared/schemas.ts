@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../shared/errors.ts';
+import { ERROR_CODES } from './errors.ts';
 
 const RequestId = z.string().optional().describe('The request id (x-request-id): quote it when you ask for help.');
 
