@@ -127,6 +127,37 @@ export function transPars(par: readonly number[], arma: Arma, trans: boolean): {
   return { phi, theta };
 }
 
+/**
+ * transPars into caller-owned phi (length p + m P) and theta (length q + m Q) buffers, for the
+ * optimiser's objective functions (no allocation but partrans' small work arrays).
+ */
+export function transParsInto(par: readonly number[], arma: Arma, trans: boolean, phi: Float64Array, theta: Float64Array): void {
+  const { p: mp, q: mq, P: msp, Q: msq, m: ns } = arma;
+  let params: readonly number[] = par;
+  if (trans && (mp > 0 || msp > 0)) {
+    const t = par.slice();
+    if (mp > 0) partrans(par, 0, mp, t);
+    if (msp > 0) partrans(par, mp + mq, msp, t);
+    params = t;
+  }
+  phi.fill(0);
+  theta.fill(0);
+  for (let i = 0; i < mp; i++) phi[i] = params[i]!;
+  for (let i = 0; i < mq; i++) theta[i] = params[i + mp]!;
+  if (ns > 0) {
+    for (let j = 0; j < msp; j++) {
+      const s = params[j + mp + mq]!;
+      phi[(j + 1) * ns - 1] = phi[(j + 1) * ns - 1]! + s;
+      for (let i = 0; i < mp; i++) phi[(j + 1) * ns + i] = phi[(j + 1) * ns + i]! - params[i]! * s;
+    }
+    for (let j = 0; j < msq; j++) {
+      const s = params[j + mp + mq + msp]!;
+      theta[(j + 1) * ns - 1] = theta[(j + 1) * ns - 1]! + s;
+      for (let i = 0; i < mq; i++) theta[(j + 1) * ns + i] = theta[(j + 1) * ns + i]! + params[i + mp]! * s;
+    }
+  }
+}
+
 /** Differences x (lag 1, d times; lag m, D times) in place of a copy, as ARIMA_CSS does. */
 function differenced(y: ArrayLike<number>, arma: Arma): Float64Array {
   const n = y.length;
@@ -742,6 +773,7 @@ export function armaLikeChandrasekhar(
   let ssq = 0;
   let sumlog = 0;
   let nu = 0;
+  let frozen = false;
   for (let l = 0; l < n; l++) {
     const v = y[l]! - a[0]!;
     if (F === 0) return { ssq: NaN, sumlog, nu };
@@ -755,7 +787,7 @@ export function armaLikeChandrasekhar(
     const a0 = a[0]!;
     for (let i = 0; i < r - 1; i++) a[i] = (i < p ? phi[i]! * a0 : 0) + a[i + 1]! + K[i]! * f;
     a[r - 1] = (r - 1 < p ? phi[r - 1]! * a0 : 0) + K[r - 1]! * f;
-    if (l === n - 1) break;
+    if (frozen || l === n - 1) continue;
     // Chandrasekhar step; W becomes T W first.
     const w0 = W[0]!;
     const mw0 = M * w0;
@@ -764,9 +796,17 @@ export function armaLikeChandrasekhar(
     W[r - 1] = r - 1 < p ? phi[r - 1]! * w0 : 0;
     for (let i = 0; i < r; i++) K[i] = K[i]! + mw0 * W[i]!;
     const c = w0 / Fn;
-    for (let i = 0; i < r; i++) W[i] = W[i]! - K[i]! * c;
+    let wmax = 0;
+    for (let i = 0; i < r; i++) {
+      const wi = W[i]! - K[i]! * c;
+      W[i] = wi;
+      wmax = Math.max(wmax, Math.abs(wi));
+    }
     M = (M * Fn) / F;
     F = Fn;
+    // Converged: the remaining change of P (|M| |W|^2) is negligible next to F, so F and K
+    // stay as they are (each step then costs only the state update).
+    if (Math.abs(M) * wmax * wmax <= 1e-13 * F) frozen = true;
   }
   return { ssq, sumlog, nu };
 }

@@ -21,6 +21,7 @@ import {
   polyRoots,
   resetState,
   transPars,
+  transParsInto,
   type Arma,
   type StateSpace,
 } from './arima-core.ts';
@@ -137,8 +138,12 @@ export function arima(
   const cssX = cssDifferenced(x, arma);
   const cssReg = xreg ? cssDifferenced(xreg, arma) : null;
   const cssBuf = new Float64Array(n);
+  const phiBuf = new Float64Array(arma.p + arma.m * arma.P);
+  const thetaBuf = new Float64Array(arma.q + arma.m * arma.Q);
   const armaCss = (p: readonly number[]): number => {
-    const { phi, theta } = transPars(p, arma, false);
+    transParsInto(p, arma, false, phiBuf, thetaBuf);
+    const phi = phiBuf;
+    const theta = thetaBuf;
     let w: Float64Array = cssX;
     if (cssReg) {
       const b = p[narma]!;
@@ -164,7 +169,9 @@ export function arima(
   const complete = !wx.some((v) => Number.isNaN(v)) && !(wreg?.some((v) => Number.isNaN(v)) ?? false);
   let mod: StateSpace | null = null;
   const armafn = (p: readonly number[], trans: boolean): number => {
-    const { phi, theta } = transPars(p, arma, trans);
+    transParsInto(p, arma, trans, phiBuf, thetaBuf);
+    const phi = phiBuf;
+    const theta = thetaBuf;
     if (wreg) {
       const b = p[narma]!;
       for (let i = 0; i < wx.length; i++) wbuf[i] = wx[i]! - b * wreg[i]!;
