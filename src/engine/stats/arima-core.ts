@@ -24,6 +24,19 @@ export interface Arma {
  * not call each other while holding one).
  */
 const scratchBufs: Float64Array[] = [];
+const nzBufs: Int32Array[] = [];
+/** Indices of the non-zero entries of v (a scratch Int32Array per slot) and their count. */
+function nonZero(slot: number, v: ArrayLike<number>): [Int32Array, number] {
+  let b = nzBufs[slot];
+  if (!b || b.length < v.length) {
+    b = new Int32Array(Math.max(v.length, 64));
+    nzBufs[slot] = b;
+  }
+  let k = 0;
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) b[k++] = i;
+  return [b, k];
+}
+
 function scratch(slot: number, len: number): Float64Array {
   let b = scratchBufs[slot];
   if (!b || b.length < len) {
@@ -211,13 +224,23 @@ export function arimaCssValue(w: ArrayLike<number>, arma: Arma, phi: Float64Arra
   const q = theta.length;
   const ncond = arma.p + arma.d + arma.m * (arma.P + arma.D);
   const resid = scratch(9, n);
+  // Seasonal polynomials are mostly zeros: loop over the non-zero lags only.
+  const [nzP, np] = nonZero(0, phi);
+  const [nzQ, nq] = nonZero(1, theta);
   let ssq = 0;
   let nu = 0;
   for (let l = ncond; l < n; l++) {
     let tmp = w[l]!;
-    for (let j = 0; j < p; j++) tmp -= phi[j]! * w[l - j - 1]!;
+    for (let k = 0; k < np; k++) {
+      const j = nzP[k]!;
+      tmp -= phi[j]! * w[l - j - 1]!;
+    }
     const jmax = Math.min(l - ncond, q);
-    for (let j = 0; j < jmax; j++) tmp -= theta[j]! * resid[l - j - 1]!;
+    for (let k = 0; k < nq; k++) {
+      const j = nzQ[k]!;
+      if (j >= jmax) break;
+      tmp -= theta[j]! * resid[l - j - 1]!;
+    }
     resid[l] = tmp;
     if (!Number.isNaN(tmp)) {
       nu++;
@@ -770,6 +793,7 @@ export function armaLikeChandrasekhar(
   for (let i = 0; i < r; i++) K[i] = (i < p ? phi[i]! * F : 0) + (i + 1 < r ? row[i + 1]! : 0);
   for (let i = 0; i < r; i++) W[i] = K[i]!;
   let M = -1 / F;
+  const [nzP, np] = nonZero(0, phi);
   let ssq = 0;
   let sumlog = 0;
   let nu = 0;
@@ -782,23 +806,32 @@ export function armaLikeChandrasekhar(
       ssq += (v * v) / F;
       sumlog += Math.log(F);
     }
-    // a <- T a + K v / F
+    // a <- T a + K v / F  ((T x)_i = phi_i x_0 + x_{i+1}; phi has few non-zero lags)
     const f = v / F;
     const a0 = a[0]!;
-    for (let i = 0; i < r - 1; i++) a[i] = (i < p ? phi[i]! * a0 : 0) + a[i + 1]! + K[i]! * f;
-    a[r - 1] = (r - 1 < p ? phi[r - 1]! * a0 : 0) + K[r - 1]! * f;
+    for (let i = 0; i < r - 1; i++) a[i] = a[i + 1]! + K[i]! * f;
+    a[r - 1] = K[r - 1]! * f;
+    for (let k = 0; k < np; k++) {
+      const i = nzP[k]!;
+      a[i] = a[i]! + phi[i]! * a0;
+    }
     if (frozen || l === n - 1) continue;
     // Chandrasekhar step; W becomes T W first.
     const w0 = W[0]!;
     const mw0 = M * w0;
     const Fn = F + mw0 * w0;
-    for (let i = 0; i < r - 1; i++) W[i] = (i < p ? phi[i]! * w0 : 0) + W[i + 1]!;
-    W[r - 1] = r - 1 < p ? phi[r - 1]! * w0 : 0;
-    for (let i = 0; i < r; i++) K[i] = K[i]! + mw0 * W[i]!;
+    for (let i = 0; i < r - 1; i++) W[i] = W[i + 1]!;
+    W[r - 1] = 0;
+    for (let k = 0; k < np; k++) {
+      const i = nzP[k]!;
+      W[i] = W[i]! + phi[i]! * w0;
+    }
     const c = w0 / Fn;
     let wmax = 0;
     for (let i = 0; i < r; i++) {
-      const wi = W[i]! - K[i]! * c;
+      const ki = K[i]! + mw0 * W[i]!;
+      K[i] = ki;
+      const wi = W[i]! - ki * c;
       W[i] = wi;
       wmax = Math.max(wmax, Math.abs(wi));
     }
