@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { getBillingAccount, reserveIn, settlementSplit, type HoldRow, type Settlement } from './ledger.ts';
 
