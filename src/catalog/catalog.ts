@@ -56,8 +56,8 @@ export class Catalog {
   private readonly latency = new Map<string, { mean: number; n: number }>();
   private readonly access: Record<string, ModelAccess>;
   /**
-   * The engine's model list by id, kept for AVAILABILITY_TTL_MS: get() is a map lookup instead
-   * of a rebuild of every model's record (with a stat of each weight file) on every call.
+   * The engine's model list by id, kept for AVAILABILITY_TTL_MS: resolve() is a map lookup
+   * instead of a rebuild of every model's record (with a stat of each weight file) on every call.
    * Only "available" is served from it: an unavailable or unknown model is asked again at once,
    * so a pulled model is usable immediately. A model whose files vanished may look available for
    * up to the TTL; the engine checks again before running it and answers 503 if they are gone.
@@ -81,8 +81,19 @@ export class Catalog {
       .filter((m) => filter.available === undefined || m.available === filter.available);
   }
 
-  /** The model, or 404 model_not_found. */
+  /** The model as the engine sees it now, or 404 model_not_found (what the catalog routes show). */
   get(id: string): CatalogModel {
+    const info = this.infos(true).get(id);
+    if (!info) throw new AppError('model_not_found', `Model '${id}' is not in the catalog`);
+    return this.toRecord(info);
+  }
+
+  /**
+   * The model for a call about to run, or 404 model_not_found: a map lookup, with an "available"
+   * verdict up to AVAILABILITY_TTL_MS old (the engine checks the files again before it runs the
+   * model, so a model whose files just vanished gets 503 there).
+   */
+  resolve(id: string): CatalogModel {
     let info = this.infos(false).get(id);
     if (!info?.available) info = this.infos(true).get(id);
     if (!info) throw new AppError('model_not_found', `Model '${id}' is not in the catalog`);
