@@ -39,19 +39,23 @@ for (let r = 0; r < rounds; r++) {
   for (const x of series) {
     const fc = arimaForecast(x.train, { seasonLength: x.seasonality, horizon: x.horizon });
     s.push(smape(x.test, fc.mean));
-    m.push(String(fc.info?.['model'] ?? ''));
+    m.push(String(fc.info?.model ?? ''));
   }
   const wallSeconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   passes.push({ cpuSeconds: (cpu.user + cpu.system) / 1e6, wallSeconds });
   smapes = s;
   models = m;
-  console.log(`pass ${r + 1}: ${(series.length / passes.at(-1)!.cpuSeconds).toFixed(1)} series/CPU-s, ${(series.length / wallSeconds).toFixed(1)} series/wall-s`);
+  console.log(
+    `pass ${r + 1}: ${(series.length / passes.at(-1)!.cpuSeconds).toFixed(1)} series/CPU-s, ${(series.length / wallSeconds).toFixed(1)} series/wall-s`,
+  );
 }
 const best = passes.reduce((a, b) => (b.cpuSeconds < a.cpuSeconds ? b : a));
 const perCpu = series.length / best.cpuSeconds;
 const meanSmape = smapes.reduce((a, b) => a + b, 0) / smapes.length;
-console.log(`auto-arima: ${perCpu.toFixed(1)} series/CPU-s (best of ${rounds}), ${(perCpu / R_SERIES_PER_SECOND).toFixed(1)}x R; sMAPE ${meanSmape.toFixed(3)} on ${series.length} series`);
+console.log(
+  `auto-arima: ${perCpu.toFixed(1)} series/CPU-s (best of ${rounds}), ${(perCpu / R_SERIES_PER_SECOND).toFixed(1)}x R; sMAPE ${meanSmape.toFixed(3)} on ${series.length} series`,
+);
 const report = {
   generatedAt: new Date().toISOString(),
   node: process.version,
@@ -68,7 +72,7 @@ const report = {
 const dir = path.join(repoRoot, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
 const base = path.resolve(dir, values.out ?? 'arima');
-writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
+writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(
   `${base}.md`,
   [

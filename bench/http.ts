@@ -105,7 +105,12 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
     }
     const ladder: { id: string; label: string; path: string; opts: Partial<autocannon.Options>; perRequest?: number }[] = [
       { id: 'bare', label: 'GET /healthz (bare)', path: '/healthz', opts: {} },
-      { id: 'auth', label: `GET /api/account/me (auth only, ${meProbe.status === 200 ? 'API key' : 'session'})`, path: '/api/account/me', opts: { headers: meAuth } },
+      {
+        id: 'auth',
+        label: `GET /api/account/me (auth only, ${meProbe.status === 200 ? 'API key' : 'session'})`,
+        path: '/api/account/me',
+        opts: { headers: meAuth },
+      },
       { id: 'validate', label: 'POST /v1/validate', path: '/v1/validate', opts: post({}) },
       { id: 'naive', label: 'POST /v1/forecast naive, 12 points', path: '/v1/forecast', opts: post(naiveBody), perRequest: 1 },
       { id: 'theta', label: 'POST /v1/forecast theta, 120 points', path: '/v1/forecast', opts: post(thetaBody), perRequest: 1 },
@@ -119,7 +124,7 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
       },
     ];
     // Warm-up: JIT, statement caches, worker threads.
-    await autocannon({ url: server.base + '/v1/forecast', connections: CONNECTIONS, duration: 2, ...post(naiveBody) });
+    await autocannon({ url: `${server.base}/v1/forecast`, connections: CONNECTIONS, duration: 2, ...post(naiveBody) });
     const steps: Step[] = [];
     for (const s of ladder) {
       const r = await autocannon({ url: server.base + s.path, connections: CONNECTIONS, duration: DURATION_S, timeout: 60, title: s.label, ...s.opts });
@@ -136,7 +141,9 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
         errors: r.errors,
       };
       steps.push(step);
-      console.log(`${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}`);
+      console.log(
+        `${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}`,
+      );
     }
     const by = (id: string): Step => steps.find((x) => x.id === id)!;
     const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;

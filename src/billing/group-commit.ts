@@ -66,7 +66,12 @@ export class CommitLane<I, O> {
     this.running = true;
     const group = this.queue.splice(0, MAX_GROUP);
     try {
-      const outcomes = await this.db.transaction().execute((trx) => this.apply(trx, group.map((g) => g.input)));
+      const outcomes = await this.db.transaction().execute((trx) =>
+        this.apply(
+          trx,
+          group.map((g) => g.input),
+        ),
+      );
       group.forEach((g, i) => {
         const o = outcomes[i]!;
         if (o.ok) g.resolve(o.value);
@@ -148,7 +153,11 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
       }
     }
   }
-  for (let k = 0; k < rows.length; k += MAX_GROUP) await trx.insertInto('credit_holds').values(rows.slice(k, k + MAX_GROUP)).execute();
+  for (let k = 0; k < rows.length; k += MAX_GROUP)
+    await trx
+      .insertInto('credit_holds')
+      .values(rows.slice(k, k + MAX_GROUP))
+      .execute();
   return out;
 }
 
@@ -215,7 +224,11 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ u
     out[i] = { ok: true, value: { usageEventId } };
   });
   for (const [userId, r] of refunds) {
-    await trx.updateTable('billing_accounts').set({ balance: sql`balance + ${r.credits}`, updated_at: r.now }).where('user_id', '=', userId).execute();
+    await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance + ${r.credits}`, updated_at: r.now })
+      .where('user_id', '=', userId)
+      .execute();
   }
   if (events.length > 0) {
     await trx.insertInto('usage_events').values(events).execute();
@@ -252,7 +265,19 @@ export interface ReleaseInput {
 
 /** Releases for a group: one DELETE … RETURNING, then the free credits back per account. */
 async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<boolean>[]> {
-  const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', inputs.map((r) => r.hold.id)).returning('id').execute()).map((r) => r.id));
+  const taken = new Set(
+    (
+      await trx
+        .deleteFrom('credit_holds')
+        .where(
+          'id',
+          'in',
+          inputs.map((r) => r.hold.id),
+        )
+        .returning('id')
+        .execute()
+    ).map((r) => r.id),
+  );
   const back = new Map<string, { credits: number; now: number }>();
   for (const { hold, now } of inputs) {
     if (!taken.has(hold.id) || hold.free_credits <= 0) continue;
@@ -260,7 +285,11 @@ async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<b
     back.set(hold.user_id, { credits: r.credits + hold.free_credits, now: Math.max(r.now, now) });
   }
   for (const [userId, r] of back) {
-    await trx.updateTable('billing_accounts').set({ balance: sql`balance + ${r.credits}`, updated_at: r.now }).where('user_id', '=', userId).execute();
+    await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance + ${r.credits}`, updated_at: r.now })
+      .where('user_id', '=', userId)
+      .execute();
   }
   return inputs.map(({ hold }) => ({ ok: true, value: taken.has(hold.id) }));
 }

@@ -143,7 +143,10 @@ export interface Settlement extends ChargeRequest {
 }
 
 /** What a settlement charges: the price (at most the hold), free and metered parts, and the refund of free credits. */
-export function settlementSplit(hold: Pick<HoldRow, 'free_credits' | 'metered_credits'>, credits: number): { actual: number; refund: number; free: number; metered: number } {
+export function settlementSplit(
+  hold: Pick<HoldRow, 'free_credits' | 'metered_credits'>,
+  credits: number,
+): { actual: number; refund: number; free: number; metered: number } {
   const held = hold.free_credits + hold.metered_credits;
   const actual = Math.max(0, Math.min(held, Math.round(credits)));
   let refund = held - actual;

@@ -215,7 +215,6 @@ export function cssDifferenced(y: ArrayLike<number>, arma: Arma): Float64Array {
  */
 export function arimaCssValue(w: ArrayLike<number>, arma: Arma, phi: Float64Array, theta: Float64Array): number {
   const n = w.length;
-  const p = phi.length;
   const q = theta.length;
   const ncond = arma.p + arma.d + arma.m * (arma.P + arma.D);
   const resid = scratch(9, n);
@@ -762,11 +761,7 @@ export function arimaLike(y: ArrayLike<number>, mod: StateSpace, useResid: boole
  * of Q0 is needed. The sums are those of arimaLike (innovations with F >= 1e4 are left out, as
  * R's filter does); the state is not kept (the final fit runs arimaLike).
  */
-export function armaLikeChandrasekhar(
-  y: ArrayLike<number>,
-  phi: Float64Array,
-  theta: Float64Array,
-): { ssq: number; sumlog: number; nu: number } {
+export function armaLikeChandrasekhar(y: ArrayLike<number>, phi: Float64Array, theta: Float64Array): { ssq: number; sumlog: number; nu: number } {
   const n = y.length;
   const p = phi.length;
   const r = Math.max(p, theta.length + 1);
