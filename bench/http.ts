@@ -17,7 +17,7 @@
  *   BENCH_SECONDS=3 BENCH_DB=sqlite npm run bench:http
  */
 import { writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -162,6 +162,7 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
   }
 }
 
+const loadBefore = loadavg()[0] ?? 0;
 const results: BackendResult[] = [];
 for (const b of BACKENDS) {
   if (b !== 'sqlite' && b !== 'postgres') throw new Error(`BENCH_DB: unknown backend ${b}`);
@@ -170,7 +171,7 @@ for (const b of BACKENDS) {
 }
 const report = {
   date: new Date().toISOString(),
-  machine: { cores: availableParallelism(), node: process.version },
+  machine: { cores: availableParallelism(), node: process.version, load_average_1min: { before: loadBefore, after: loadavg()[0] ?? 0 } },
   settings: { duration_s: DURATION_S, connections: CONNECTIONS, batch: BATCH, batch_connections: BATCH_CONNECTIONS },
   results,
 };
@@ -194,7 +195,9 @@ const md = `# HTTP path benchmark: the ladder
 (${CONNECTIONS} connections, ${DURATION_S} s a step) over loopback, ${report.machine.cores} cores shared with the
 load generator and with other work, Node ${report.machine.node}, ${report.date}. Every forecast is
 metered (API key, credits held, then debited with a durable usage event). The machine is noisy:
-compare the ratios within one run rather than absolute figures across runs.
+compare the ratios within one run rather than absolute figures across runs. One-minute load
+average ${report.machine.load_average_1min.before.toFixed(1)} before the run and ${report.machine.load_average_1min.after.toFixed(1)} after it (${report.machine.cores} cores):
+above the core count, every figure mostly measures waiting for a core.
 
 ${results.map(table).join('\n')}`;
 writeFileSync(join(REPO_ROOT, 'bench/results/http.md'), md);
