@@ -1,7 +1,8 @@
 /**
  * HTTP path benchmark: the whole ladder from a bare route to metered forecasts, on SQLite and on
  * PostgreSQL, in one run. Each step is requests per second and p50/p99 latency under the same
- * load (autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds) against the real
+ * load (autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds, split into
+ * BENCH_ROUNDS interleaved rounds of the whole ladder) against the real
  * server (src/main.ts) in a child process:
  *   1. GET /healthz                         bare route (no auth, no database)
  *   2. GET /api/account/me                  auth only (API key lookup)
@@ -23,7 +24,8 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { json, REPO_ROOT, startServer } from './lib/server.ts';
 
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BACKENDS = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
@@ -125,26 +127,48 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
     ];
     // Warm-up: JIT, statement caches, worker threads.
     await autocannon({ url: `${server.base}/v1/forecast`, connections: CONNECTIONS, duration: 2, ...post(naiveBody) });
-    const steps: Step[] = [];
-    for (const s of ladder) {
-      const r = await autocannon({ url: server.base + s.path, connections: CONNECTIONS, duration: DURATION_S, timeout: 60, title: s.label, ...s.opts });
-      // Completed responses over the step's duration (per-second averages miss slow requests).
-      const rps = r.requests.total / r.duration;
+    // The ladder runs ROUNDS times, each step DURATION_S / ROUNDS seconds a round, so that load
+    // from other work drifting during the run touches every step alike; a step's figures sum its
+    // rounds (req/s = all completed responses over all its seconds; p50 the median of the rounds').
+    const acc = ladder.map(() => ({ total: 0, seconds: 0, p50s: [] as number[], p99: 0, non2xx: 0, errors: 0 }));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [k, s] of ladder.entries()) {
+        const r = await autocannon({
+          url: server.base + s.path,
+          connections: CONNECTIONS,
+          duration: DURATION_S / ROUNDS,
+          timeout: 60,
+          title: s.label,
+          ...s.opts,
+        });
+        const a = acc[k]!;
+        a.total += r.requests.total;
+        a.seconds += r.duration;
+        a.p50s.push(r.latency.p50);
+        a.p99 = Math.max(a.p99, r.latency.p99);
+        a.non2xx += r.non2xx;
+        a.errors += r.errors;
+      }
+    }
+    const steps: Step[] = ladder.map((s, k) => {
+      const a = acc[k]!;
+      const rps = a.total / a.seconds;
+      const p50s = a.p50s.slice().sort((x, y) => x - y);
       const step: Step = {
         id: s.id,
         label: s.label,
         req_per_s: Math.round(rps),
         ...(s.perRequest ? { forecasts_per_s: Math.round(rps * s.perRequest) } : {}),
-        p50_ms: r.latency.p50,
-        p99_ms: r.latency.p99,
-        non_2xx: r.non2xx,
-        errors: r.errors,
+        p50_ms: p50s[Math.floor(p50s.length / 2)]!,
+        p99_ms: a.p99,
+        non_2xx: a.non2xx,
+        errors: a.errors,
       };
-      steps.push(step);
       console.log(
         `${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}`,
       );
-    }
+      return step;
+    });
     const by = (id: string): Step => steps.find((x) => x.id === id)!;
     const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;
     const ratios = {
@@ -172,7 +196,7 @@ for (const b of BACKENDS) {
 const report = {
   date: new Date().toISOString(),
   machine: { cores: availableParallelism(), node: process.version, load_average_1min: { before: loadBefore, after: loadavg()[0] ?? 0 } },
-  settings: { duration_s: DURATION_S, connections: CONNECTIONS, batch: BATCH, batch_connections: BATCH_CONNECTIONS },
+  settings: { duration_s: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, batch: BATCH, batch_connections: BATCH_CONNECTIONS },
   results,
 };
 writeFileSync(join(REPO_ROOT, 'bench/results/http.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -192,7 +216,7 @@ const table = (r: BackendResult): string =>
 const md = `# HTTP path benchmark: the ladder
 
 \`npm run bench:http\` — the server (src/main.ts) in a child process, autocannon in this process
-(${CONNECTIONS} connections, ${DURATION_S} s a step) over loopback, ${report.machine.cores} cores shared with the
+(${CONNECTIONS} connections, ${DURATION_S} s a step in ${ROUNDS} interleaved rounds) over loopback, ${report.machine.cores} cores shared with the
 load generator and with other work, Node ${report.machine.node}, ${report.date}. Every forecast is
 metered (API key, credits held, then debited with a durable usage event). The machine is noisy:
 compare the ratios within one run rather than absolute figures across runs. One-minute load
