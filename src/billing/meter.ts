@@ -12,7 +12,7 @@ export interface MeterCtx {
   database: Database;
   clock: Clock;
   config: Config;
-  catalog: Pick<Catalog, 'resolve'>;
+  catalog: Pick<Catalog, 'get'>;
 }
 
 /** The access map the catalog is built with: MODELS_BILLING_ONLY lists models reserved to billing accounts. */
@@ -42,7 +42,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
   const groups = createLedgerGroups(ctx.database.db);
   return {
     async checkModelAccess(principal, model) {
-      await assertModelAccess(ctx, principal, model, ctx.catalog.resolve(model).access);
+      await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);

@@ -41,9 +41,6 @@ export interface CatalogFilter {
   available?: boolean | undefined;
 }
 
-/** How long Catalog.get trusts a model's "available" verdict before asking the engine again. */
-export const AVAILABILITY_TTL_MS = 1000;
-
 /** Restricted models (by id); everything else is open to every account. */
 const ACCESS: Record<string, ModelAccess> = {};
 
@@ -55,14 +52,6 @@ export class Catalog {
   private readonly engine: Engine;
   private readonly latency = new Map<string, { mean: number; n: number }>();
   private readonly access: Record<string, ModelAccess>;
-  /**
-   * The engine's model list by id, kept for AVAILABILITY_TTL_MS: resolve() is a map lookup
-   * instead of a rebuild of every model's record (with a stat of each weight file) on every call.
-   * Only "available" is served from it: an unavailable or unknown model is asked again at once,
-   * so a pulled model is usable immediately. A model whose files vanished may look available for
-   * up to the TTL; the engine checks again before running it and answers 503 if they are gone.
-   */
-  private byId: { at: number; map: Map<string, ModelInfo> } | null = null;
 
   constructor(engine: Engine, access: Record<string, ModelAccess> = ACCESS) {
     this.engine = engine;
@@ -81,31 +70,14 @@ export class Catalog {
       .filter((m) => filter.available === undefined || m.available === filter.available);
   }
 
-  /** The model as the engine sees it now, or 404 model_not_found (what the catalog routes show). */
-  get(id: string): CatalogModel {
-    const info = this.infos(true).get(id);
-    if (!info) throw new AppError('model_not_found', `Model '${id}' is not in the catalog`);
-    return this.toRecord(info);
-  }
-
   /**
-   * The model for a call about to run, or 404 model_not_found: a map lookup, with an "available"
-   * verdict up to AVAILABILITY_TTL_MS old (the engine checks the files again before it runs the
-   * model, so a model whose files just vanished gets 503 there).
+   * The model, or 404 model_not_found. A map lookup: only this model's files are looked at (the
+   * engine caches their sha256 verdict), so the cost does not grow with the catalog.
    */
-  resolve(id: string): CatalogModel {
-    let info = this.infos(false).get(id);
-    if (!info?.available) info = this.infos(true).get(id);
+  get(id: string): CatalogModel {
+    const info = this.engine.model ? this.engine.model(id) : this.engine.models().find((m) => m.id === id);
     if (!info) throw new AppError('model_not_found', `Model '${id}' is not in the catalog`);
     return this.toRecord(info);
-  }
-
-  private infos(fresh: boolean): Map<string, ModelInfo> {
-    const now = performance.now();
-    if (fresh || !this.byId || now - this.byId.at > AVAILABILITY_TTL_MS) {
-      this.byId = { at: now, map: new Map(this.engine.models().map((m) => [m.id, m])) };
-    }
-    return this.byId.map;
   }
 
   recordLatency(id: string, ms: number): void {

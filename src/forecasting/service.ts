@@ -139,7 +139,7 @@ function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], 
 
 /** Resolves the model, validates the request and prices it, without running anything. */
 export function planForecast(ctx: ForecastCtx, req: ForecastRequestT): { prepared: PreparedForecast; credits: number } {
-  const model = ctx.catalog.resolve(req.model);
+  const model = ctx.catalog.get(req.model);
   if (!model.available) {
     throw new AppError('upstream_unavailable', `Model '${model.id}' is not available: ${model.unavailable_reason ?? 'not downloaded'}`);
   }
