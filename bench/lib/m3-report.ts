@@ -2,12 +2,18 @@ export interface FrequencyScore {
   n: number;
   smape: number;
   mase: number;
+  /** Share of test values inside the 80% interval (0.1 to 0.9 quantiles). */
+  coverage80?: number;
+  /** Weighted quantile loss over the nine deciles. */
+  wql?: number;
 }
 
 export interface Score {
   n: number;
   smape: number;
   mase: number;
+  coverage80?: number;
+  wql?: number;
   byFrequency: Partial<Record<string, FrequencyScore>>;
 }
 
@@ -59,6 +65,21 @@ export function renderMarkdown(r: Report): string {
   lines.push(`| NAIVE2 recomputed here (metric check) | ${COLS.map((f) => fmt(c.byFrequency[f])).join(' | ')} | **${c.smape.toFixed(2)} / ${c.mase.toFixed(3)}** | | |`);
   for (const [id, s] of Object.entries(r.models)) {
     lines.push(`| ${id} | ${COLS.map((f) => fmt(s.byFrequency[f])).join(' | ')} | **${s.smape.toFixed(2)} / ${s.mase.toFixed(3)}** | ${s.seconds.toFixed(1)} | ${s.seriesPerSecond.toFixed(1)} |`);
+  }
+  lines.push(
+    '',
+    '## Intervals: 80% coverage / WQL',
+    '',
+    'Share of the test values inside the 80% interval (the 0.1 and 0.9 quantiles; target 77-83%) and the weighted quantile loss over the nine deciles (2 x pinball loss summed over series and steps / sum of |actual|, averaged over the levels; lower is better).',
+    '',
+    '| model | yearly | quarterly | monthly | other | all |',
+    '|---|---|---|---|---|---|',
+  );
+  const fmtI = (s: { coverage80?: number; wql?: number } | undefined): string =>
+    s && s.coverage80 !== undefined && s.wql !== undefined ? `${(100 * s.coverage80).toFixed(1)}% / ${s.wql.toFixed(4)}` : '';
+  for (const [id, s] of Object.entries(r.models)) {
+    if (s.coverage80 === undefined) continue;
+    lines.push(`| ${id} | ${COLS.map((f) => fmtI(s.byFrequency[f])).join(' | ')} | **${fmtI(s)}** |`);
   }
   lines.push('', '## Reference figures (from shared/data/m3/README.md)', '', '| method | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
   for (const [name, row] of Object.entries(PUBLISHED)) lines.push(`| ${name} (published) | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
