@@ -116,7 +116,7 @@ describe('interval calibration on backtests', () => {
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
     const [fc] = await impl.forecast({ model: 'naive', series: [walk], horizon: 6, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 1, seed: 1 }, { modelsDir: '/nonexistent', threads: 1 });
-    const cal = fc!.info['calibration'] as { factor: number; windows: number };
+    const cal = fc!.info?.['calibration'] as { factor: number; windows: number };
     assert.equal(cal.windows, 3);
     assert.ok(cal.factor > 0);
   });

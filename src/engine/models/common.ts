@@ -71,12 +71,18 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
   return out;
 }
 
-/** Backtest windows used to calibrate every statistical model's intervals (stats/calibrate.ts). */
+/**
+ * Backtest windows used to calibrate every statistical model's intervals (stats/calibrate.ts):
+ * three, or one above LONG_SERIES points, where each refit costs as much as the forecast itself
+ * (auto-arima on 1,000 hourly points: about 5 s of CPU per fit) and one window already holds a
+ * full horizon of errors.
+ */
 export const CALIBRATION_WINDOWS = 3;
+export const LONG_SERIES = 500;
 
 function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
   const minTrain = Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
-  const cal = calibrationFactor(y, horizon, (train, h) => fit(train, { horizon: h, seasonLength }), { windows: CALIBRATION_WINDOWS, minTrain });
+  const cal = calibrationFactor(y, horizon, (train, h) => fit(train, { horizon: h, seasonLength }), { windows: y.length > LONG_SERIES ? 1 : CALIBRATION_WINDOWS, minTrain });
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return { ...out, info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, errors: cal.errors } } };
