@@ -1,9 +1,9 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp } from './app.ts';
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {

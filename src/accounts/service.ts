@@ -1,6 +1,6 @@
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { isUniqueViolation } from '../db/index.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 import type { Principal } from './credentials.ts';
@@ -32,16 +32,11 @@ export type AccountCreatedHook = (trx: Deps['database']['db'], user: UserRow) =>
 
 async function checkCaptcha(ctx: Ctx, response: string | null | undefined, ip: string): Promise<void> {
   if (!(await ctx.captcha.verify(response, ip))) {
-    throw new ValidationFailure([{ loc: ['body', 'captcha_response'], msg: 'Captcha verification failed', type: 'captcha_failed' }]);
+    throw new ValidationFailure([{ path: ['captcha_response'], msg: 'Captcha verification failed', type: 'captcha_failed' }]);
   }
 }
 
-export async function register(
-  ctx: Ctx,
-  input: RegisterInput,
-  ip: string,
-  onCreated: AccountCreatedHook[] = [],
-): Promise<SessionResult> {
+export async function register(ctx: Ctx, input: RegisterInput, ip: string, onCreated: AccountCreatedHook[] = []): Promise<SessionResult> {
   await checkCaptcha(ctx, input.captcha_response, ip);
   const email = normaliseEmail(input.email);
   const now = ctx.clock.now();
@@ -90,7 +85,11 @@ export async function login(
   if (ctx.config.adminEmails.has(user.email) && user.role !== 'admin') updates.role = 'admin';
   if (input.analytics_distinct_id && !user.analytics_distinct_id) updates.analytics_distinct_id = input.analytics_distinct_id;
   if (Object.keys(updates).length > 0) {
-    await db.updateTable('users').set({ ...updates, updated_at: now }).where('id', '=', user.id).execute();
+    await db
+      .updateTable('users')
+      .set({ ...updates, updated_at: now })
+      .where('id', '=', user.id)
+      .execute();
     Object.assign(user, updates);
   }
   const s = await createSession(db, user.id, now, ctx.config.sessionTtlMs);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { donePage, localPage } from './pages.ts';
@@ -9,27 +9,26 @@ import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './provi
 import {
   BillingCostsRequest,
   BillingCostsResponse,
-  BillingSummary,
   PaymentsBillingProfile,
   PaymentsBillingSession,
   PaymentsBillingSessionRequest,
   WebhookAck,
 } from './schemas.ts';
-import { billingSummary, costReport, createPaymentsSession, paymentsProfile } from './service.ts';
+import { costReport, createPaymentsSession, paymentsProfile } from './service.ts';
 import { applyProviderEvent } from './state.ts';
 
 const bearer = [{ bearer: [] }];
 
 export function registerBillingRoutes(app: ZApp, deps: Deps): void {
-  app.get('/api/account/billing', {
-    config: { auth: 'user' },
-    schema: { operationId: 'getBillingSummary', tags: ['billing'], security: bearer, response: { 200: BillingSummary, ...errors(...AUTH_ERRORS) } },
-    handler: async (req) => billingSummary(deps, principalOf(req)),
-  });
-
+  // GET /api/account/billing (getBillingSummary) is declared in operations.ts.
   app.get('/api/account/billing/payments', {
     config: { auth: 'user' },
-    schema: { operationId: 'getPaymentsBillingProfile', tags: ['billing'], security: bearer, response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'getPaymentsBillingProfile',
+      tags: ['billing'],
+      security: bearer,
+      response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => paymentsProfile(deps, principalOf(req)),
   });
 
@@ -61,10 +60,18 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   // The local provider's pages: the link's secret is the credential (single use, one hour).
   const Params = z.object({ kind: z.enum(['checkout', 'portal']), token: z.string().min(10).max(200) });
   app.get(`${LOCAL_PAGE_PATH}/:kind/:token`, {
-    schema: { operationId: 'getLocalBillingPage', tags: ['billing'], description: 'Local provider: the built-in checkout or portal page (HTML).', params: Params },
+    schema: {
+      operationId: 'getLocalBillingPage',
+      tags: ['billing'],
+      description: 'Local provider: the built-in checkout or portal page (HTML).',
+      params: Params,
+    },
     handler: async (req, reply) => {
       const view = await viewLocalSession(deps.database.db, req.params.kind, req.params.token, deps.clock.now());
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(localPage(view.kind, view.email, req.url.split('?')[0] ?? ''));
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(localPage(view.kind, view.email, req.url.split('?')[0] ?? ''));
     },
   });
   app.post(`${LOCAL_PAGE_PATH}/:kind/:token`, {
@@ -105,7 +112,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
         handler: async (req) => {
           const raw = typeof req.body === 'string' ? req.body : '';
           const sig = req.headers[`${provider.name}-signature`];
-          let event;
+          let event: ReturnType<typeof verify>;
           try {
             event = verify(raw, typeof sig === 'string' ? sig : undefined);
           } catch (err) {

@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { iso } from '../shared/clock.ts';
 import { ensureBillingAccount, getBillingAccount } from './ledger.ts';
@@ -88,11 +88,16 @@ function returnUrl(ctx: BillingCtx, field: string, given: string | null | undefi
   try {
     origin = new URL(url).origin;
   } catch {
-    throw new ValidationFailure([{ loc: ['body', field], msg: 'must be an absolute http(s) URL', type: 'url_parsing', input: url }]);
+    throw new ValidationFailure([{ path: [field], msg: 'must be an absolute http(s) URL', type: 'url_parsing', input: url }]);
   }
   if (!ctx.config.billing.returnOrigins.includes(origin)) {
     throw new ValidationFailure([
-      { loc: ['body', field], msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`, type: 'url_origin', input: url },
+      {
+        path: [field],
+        msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`,
+        type: 'url_origin',
+        input: url,
+      },
     ]);
   }
   return url;
@@ -101,13 +106,21 @@ function returnUrl(ctx: BillingCtx, field: string, given: string | null | undefi
 export async function createPaymentsSession(
   ctx: BillingCtx,
   principal: Principal,
-  input: { action: 'checkout' | 'portal'; success_url?: string | null | undefined; cancel_url?: string | null | undefined; return_url?: string | null | undefined },
+  input: {
+    action: 'checkout' | 'portal';
+    success_url?: string | null | undefined;
+    cancel_url?: string | null | undefined;
+    return_url?: string | null | undefined;
+  },
 ) {
   const db = ctx.database.db;
   const now = ctx.clock.now();
   await ensureBillingAccount(db, principal.user.id, now);
   const acct = await getBillingAccount(db, principal.user.id);
-  const account: ProviderAccount = { customer_id: acct?.provider === ctx.payments.name ? (acct.customer_id ?? null) : null, billing_active: acct?.billing_active ?? false };
+  const account: ProviderAccount = {
+    customer_id: acct?.provider === ctx.payments.name ? (acct.customer_id ?? null) : null,
+    billing_active: acct?.billing_active ?? false,
+  };
   const user: ProviderUser = { id: principal.user.id, email: principal.user.email };
   const base = `${ctx.config.publicBaseUrl}/account/billing`;
   if (input.action === 'checkout') {

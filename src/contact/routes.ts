@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, Email, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
@@ -32,7 +32,13 @@ export function registerContactRoutes(app: ZApp, deps: Deps): void {
 
   app.post('/api/account/invites', {
     config: { auth: 'user' },
-    schema: { operationId: 'sendInvites', tags: ['account'], security: [{ bearer: [] }], body: SendInviteRequest, response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'sendInvites',
+      tags: ['account'],
+      security: [{ bearer: [] }],
+      body: SendInviteRequest,
+      response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => ({ invites: await sendInvites(deps, principalOf(req), req.body.emails) }),
   });
 }

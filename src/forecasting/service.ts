@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
 import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast } from './prepare.ts';
@@ -37,15 +37,15 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
       return new AppError('model_not_found', err.message);
     case 'bad_input': {
       const input = err.seriesIndex !== undefined && seriesToInput ? seriesToInput[err.seriesIndex] : undefined;
-      const loc =
+      const path =
         err.field === 'quantile_levels'
-          ? ['body', 'parameters', 'quantile_levels']
+          ? ['parameters', 'quantile_levels']
           : err.field === 'horizon'
-            ? ['body', 'parameters', 'prediction_length']
+            ? ['parameters', 'prediction_length']
             : input !== undefined
-              ? ['body', 'inputs', input, 'target']
-              : ['body', 'inputs'];
-      return new ValidationFailure([{ loc, msg: err.message, type: 'value_error' }]);
+              ? ['inputs', input, 'target']
+              : ['inputs'];
+      return new ValidationFailure([{ path, msg: err.message, type: 'value_error' }]);
     }
     default:
       return new AppError('upstream_empty', `The model failed to forecast: ${err.message}`);
@@ -96,16 +96,13 @@ function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], 
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
     // steps × variates, like the target.
-    const matrix = (pick: (f: SeriesForecast) => number[]) =>
-      Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
+    const matrix = (pick: (f: SeriesForecast) => number[]) => Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
     const quantile_predictions = prepared.quantileLevels.map((level) => {
       const row = sortedLevels.indexOf(level);
       return { level, values: matrix((f) => f.quantiles[row] as number[]) };
     });
     const samples =
-      prepared.numSamples > 0
-        ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean))
-        : null;
+      prepared.numSamples > 0 ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean)) : null;
     const metadata: Record<string, unknown> = {};
     if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
     if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;

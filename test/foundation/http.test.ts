@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp } from '../helpers/app.ts';
-import { AppError } from '../../src/http/errors.ts';
+import { AppError } from '../../src/shared/errors.ts';
 
 describe(`HTTP plumbing (${DB_KIND})`, () => {
   let t: TestApp;
@@ -93,9 +93,22 @@ describe(`HTTP plumbing (${DB_KIND})`, () => {
       for (const op of Object.values(item)) if (op.operationId) ops.add(op.operationId);
     }
     for (const id of [
-      'getHealth', 'getSystemStatus', 'getApiSchema', 'registerUser', 'loginUser', 'logoutUser', 'forgotPassword',
-      'getAccountMe', 'deleteAccountMe', 'listAccountKeys', 'createAccountKey', 'revokeAccountKey',
-      'getPrivacySettings', 'patchPrivacySettings', 'postPrivacySettings', 'validateCredential',
+      'getHealth',
+      'getSystemStatus',
+      'getApiSchema',
+      'registerUser',
+      'loginUser',
+      'logoutUser',
+      'forgotPassword',
+      'getAccountMe',
+      'deleteAccountMe',
+      'listAccountKeys',
+      'createAccountKey',
+      'revokeAccountKey',
+      'getPrivacySettings',
+      'patchPrivacySettings',
+      'postPrivacySettings',
+      'validateCredential',
     ]) {
       assert.ok(ops.has(id), `missing operation ${id}`);
     }

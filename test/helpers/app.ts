@@ -6,9 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { z } from 'zod';
 import { loadConfig } from '../../src/config.ts';
-import { createDeps, type Deps } from '../../src/deps.ts';
+import { createDeps } from '../../src/deps.ts';
+import type { Deps } from '../../src/deps-types.ts';
 import { openDatabase, type DatabaseTarget } from '../../src/db/index.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/app.ts';
 import { MemoryMailer } from '../../src/mail/mailer.ts';
 import { FakeEngine } from './fake-engine.ts';
 
@@ -88,7 +89,7 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json';
   }
   const res = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
-  let body: any = undefined;
+  let body: any;
   try {
     body = res.body.length > 0 ? JSON.parse(res.body) : undefined;
   } catch {
