@@ -13,7 +13,9 @@ import { parseArgs } from 'node:util';
 import { BUILTIN_MODELS } from '../src/engine/registry.ts';
 import { repoRoot, sharedDir, smape } from './lib/m3.ts';
 
-const { values } = parseArgs({ options: { models: { type: 'string' }, origins: { type: 'string', default: '4' }, context: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: { models: { type: 'string' }, origins: { type: 'string', default: '4' }, context: { type: 'string', default: '1000' } },
+});
 const HORIZON = 48;
 const M = 24;
 const CONTEXT = Number(values.context);
@@ -21,7 +23,9 @@ const ORIGINS = Number(values.origins);
 const wanted = values.models?.split(',') ?? ['seasonal-naive', 'naive', 'theta', 'auto-ets', 'mstl', 'auto-arima', 'combo'];
 
 function readColumns(file: string): { name: string; values: number[] }[] {
-  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8').trim().split('\n');
+  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8')
+    .trim()
+    .split('\n');
   const header = lines[0]!.split(',').slice(1);
   const rows = lines.slice(1).map((l) => l.split(',').slice(1).map(Number));
   return header.map((h, j) => ({ name: `${file.replace('.csv', '')}:${h}`, values: rows.map((r) => r[j]!) }));
@@ -43,7 +47,19 @@ for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
 }
 
 const env = { modelsDir: '/nonexistent', threads: 1 };
-const results: Record<string, { mase: number; medianMase: number; smape: number; coverage80: number; negativeShare: number; worseThanSnaive: number; maxSeconds: number; meanSeconds: number }> = {};
+const results: Record<
+  string,
+  {
+    mase: number;
+    medianMase: number;
+    smape: number;
+    coverage80: number;
+    negativeShare: number;
+    worseThanSnaive: number;
+    maxSeconds: number;
+    meanSeconds: number;
+  }
+> = {};
 const snaiveMase: number[] = [];
 for (const id of wanted) {
   const impl = BUILTIN_MODELS.find((m) => m.info.id === id);
@@ -58,7 +74,10 @@ for (const id of wanted) {
   let total = 0;
   for (const c of cases) {
     const t0 = performance.now();
-    const [fc] = await impl.forecast({ model: id, series: [c.context], horizon: HORIZON, quantileLevels: [0.1, 0.5, 0.9], numSamples: 0, seasonLength: M, seed: 1 }, env);
+    const [fc] = await impl.forecast(
+      { model: id, series: [c.context], horizon: HORIZON, quantileLevels: [0.1, 0.5, 0.9], numSamples: 0, seasonLength: M, seed: 1 },
+      env,
+    );
     const sec = (performance.now() - t0) / 1000;
     maxSeconds = Math.max(maxSeconds, sec);
     total += sec;
@@ -98,7 +117,14 @@ for (const id of wanted) {
 
 const dir = path.join(repoRoot, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
-writeFileSync(path.join(dir, 'ett-hourly.json'), JSON.stringify({ generatedAt: new Date().toISOString(), cases: cases.length, context: CONTEXT, horizon: HORIZON, seasonLength: M, models: results }, null, 2) + '\n');
+writeFileSync(
+  path.join(dir, 'ett-hourly.json'),
+  `${JSON.stringify(
+    { generatedAt: new Date().toISOString(), cases: cases.length, context: CONTEXT, horizon: HORIZON, seasonLength: M, models: results },
+    null,
+    2,
+  )}\n`,
+);
 const md = [
   '# Statistical models on long hourly series (ETTh1, ETTh2)',
   '',

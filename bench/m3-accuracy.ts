@@ -65,7 +65,12 @@ function score(forecasts: number[][], quantiles?: number[][][]): Score {
     s += sm.reduce((a, b) => a + b, 0);
     m += ms.reduce((a, b) => a + b, 0);
   }
-  const all = quantiles ? intervalScore(series.map((_, i) => i), quantiles) : {};
+  const all = quantiles
+    ? intervalScore(
+        series.map((_, i) => i),
+        quantiles,
+      )
+    : {};
   return { n: series.length, smape: s / series.length, mase: m / series.length, ...all, byFrequency: by };
 }
 
@@ -84,7 +89,10 @@ const { engine, poolSize } = benchEngine();
 const base = values.out ?? (every === 1 ? 'm3-accuracy' : `m3-accuracy-every${every}`);
 const dir = path.join(repoRoot, 'bench', 'results');
 type ModelScore = Score & { seconds: number; seriesPerSecond: number };
-const previous = values.merge && existsSync(path.join(dir, `${base}.json`)) ? (JSON.parse(readFileSync(path.join(dir, `${base}.json`), 'utf8')) as { models: Record<string, ModelScore> }) : null;
+const previous =
+  values.merge && existsSync(path.join(dir, `${base}.json`))
+    ? (JSON.parse(readFileSync(path.join(dir, `${base}.json`), 'utf8')) as { models: Record<string, ModelScore> })
+    : null;
 const results: Record<string, ModelScore> = { ...(previous?.models ?? {}) };
 try {
   const check = score(series.map(naive2));
@@ -93,12 +101,25 @@ try {
     const { means, quantiles, seconds } = await forecastAll(engine, poolSize, model, series, 4, DECILES);
     const sc = score(means, quantiles);
     results[model] = { ...sc, seconds, seriesPerSecond: series.length / seconds };
-    const parts = Object.entries(sc.byFrequency).map(([f, v]) => `${f} ${v?.smape.toFixed(2)}/${v?.mase.toFixed(3)} cov ${((v?.coverage80 ?? NaN) * 100).toFixed(1)}% wql ${v?.wql?.toFixed(4)}`);
-    console.log(`${model.padEnd(14)} all ${sc.smape.toFixed(2)}/${sc.mase.toFixed(3)} cov ${((sc.coverage80 ?? NaN) * 100).toFixed(1)}% | ${parts.join(' | ')} | ${seconds.toFixed(1)} s`);
+    const parts = Object.entries(sc.byFrequency).map(
+      ([f, v]) => `${f} ${v?.smape.toFixed(2)}/${v?.mase.toFixed(3)} cov ${((v?.coverage80 ?? NaN) * 100).toFixed(1)}% wql ${v?.wql?.toFixed(4)}`,
+    );
+    console.log(
+      `${model.padEnd(14)} all ${sc.smape.toFixed(2)}/${sc.mase.toFixed(3)} cov ${((sc.coverage80 ?? NaN) * 100).toFixed(1)}% | ${parts.join(' | ')} | ${seconds.toFixed(1)} s`,
+    );
   }
-  const report = { generatedAt: new Date().toISOString(), every, series: series.length, poolSize, naive2Check: check, models: results, published: PUBLISHED, rForecast: R_FORECAST };
+  const report = {
+    generatedAt: new Date().toISOString(),
+    every,
+    series: series.length,
+    poolSize,
+    naive2Check: check,
+    models: results,
+    published: PUBLISHED,
+    rForecast: R_FORECAST,
+  };
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, `${base}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(dir, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(dir, `${base}.md`), renderMarkdown(report));
   console.log(`wrote bench/results/${base}.{json,md}`);
 } finally {

@@ -12,11 +12,11 @@ const close = (a: number, b: number, tol: number, what = ''): void => assert.ok(
 
 /** R's datasets::AirPassengers, monthly 1949-1960. */
 const AIR = [
-  112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140, 145, 150, 178, 163, 172, 178,
-  199, 199, 184, 162, 146, 166, 171, 180, 193, 181, 183, 218, 230, 242, 209, 191, 172, 194, 196, 196, 236, 235, 229, 243, 264, 272, 237, 211, 180, 201,
-  204, 188, 235, 227, 234, 264, 302, 293, 259, 229, 203, 229, 242, 233, 267, 269, 270, 315, 364, 347, 312, 274, 237, 278, 284, 277, 317, 313, 318, 374,
-  413, 405, 355, 306, 271, 306, 315, 301, 356, 348, 355, 422, 465, 467, 404, 347, 305, 336, 340, 318, 362, 348, 363, 435, 491, 505, 404, 359, 310, 337,
-  360, 342, 406, 396, 420, 472, 548, 559, 463, 407, 362, 405, 417, 391, 419, 461, 472, 535, 622, 606, 508, 461, 390, 432,
+  112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140, 145, 150, 178, 163, 172, 178, 199,
+  199, 184, 162, 146, 166, 171, 180, 193, 181, 183, 218, 230, 242, 209, 191, 172, 194, 196, 196, 236, 235, 229, 243, 264, 272, 237, 211, 180, 201, 204, 188,
+  235, 227, 234, 264, 302, 293, 259, 229, 203, 229, 242, 233, 267, 269, 270, 315, 364, 347, 312, 274, 237, 278, 284, 277, 317, 313, 318, 374, 413, 405, 355,
+  306, 271, 306, 315, 301, 356, 348, 355, 422, 465, 467, 404, 347, 305, 336, 340, 318, 362, 348, 363, 435, 491, 505, 404, 359, 310, 337, 360, 342, 406, 396,
+  420, 472, 548, 559, 463, 407, 362, 405, 417, 391, 419, 461, 472, 535, 622, 606, 508, 461, 390, 432,
 ];
 
 describe("R's Nelder-Mead (nmmin)", () => {
@@ -57,7 +57,10 @@ describe("ETS port of R forecast's ets", () => {
   it('ETS(A,N,N) variances are sigma^2 (1 + (h - 1) alpha^2) (forecast.ets class 1)', () => {
     const z = gaussian(mulberry32(3));
     let level = 50;
-    const y = Array.from({ length: 80 }, () => (level += 0.5 * z()) + z());
+    const y = Array.from({ length: 80 }, () => {
+      level += 0.5 * z();
+      return level + z();
+    });
     const f = etsModel(y, 1, { error: 'A', trend: 'N', season: 'N', damped: false });
     assert.ok(f);
     const fc = forecastEts(f, 5);
@@ -86,7 +89,7 @@ describe("ETS port of R forecast's ets", () => {
     assert.deepEqual(c.mean, [5, 5, 5]);
     const t = etsForecast([1, 2, 3, 4], { horizon: 2, seasonLength: 1 });
     assert.equal(t.mean.length, 2);
-    assert.match(String(t.info['fallback']), /naive/);
+    assert.match(String(t.info.fallback), /naive/);
   });
 });
 
@@ -115,8 +118,11 @@ describe('interval calibration on backtests', () => {
   });
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
-    const [fc] = await impl.forecast({ model: 'naive', series: [walk], horizon: 6, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 1, seed: 1 }, { modelsDir: '/nonexistent', threads: 1 });
-    const cal = fc!.info?.['calibration'] as { factor: number; windows: number };
+    const [fc] = await impl.forecast(
+      { model: 'naive', series: [walk], horizon: 6, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    const cal = fc!.info?.calibration as { factor: number; windows: number };
     assert.equal(cal.windows, 3);
     assert.ok(cal.factor > 0);
   });
@@ -126,10 +132,16 @@ describe('non-negative data, MSTL periods', () => {
   it('a falling non-negative series is never forecast below zero (mean, quantiles, samples)', async () => {
     const y = Array.from({ length: 30 }, (_, t) => Math.max(0, 30 - t));
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'drift')!;
-    const [fc] = await impl.forecast({ model: 'drift', series: [y], horizon: 10, quantileLevels: [0.1, 0.5, 0.9], numSamples: 4, seasonLength: 1, seed: 1 }, { modelsDir: '/nonexistent', threads: 1 });
+    const [fc] = await impl.forecast(
+      { model: 'drift', series: [y], horizon: 10, quantileLevels: [0.1, 0.5, 0.9], numSamples: 4, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
     for (const v of [...fc!.mean, ...fc!.quantiles.flat(), ...(fc!.samples ?? []).flat()]) assert.ok(v >= 0);
     // The same series shifted below zero is not floored.
-    const [neg] = await impl.forecast({ model: 'drift', series: [y.map((v) => v - 5)], horizon: 10, quantileLevels: [0.5], numSamples: 0, seasonLength: 1, seed: 1 }, { modelsDir: '/nonexistent', threads: 1 });
+    const [neg] = await impl.forecast(
+      { model: 'drift', series: [y.map((v) => v - 5)], horizon: 10, quantileLevels: [0.5], numSamples: 0, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
     assert.ok(neg!.mean[9]! < 0);
   });
   it('MSTL keeps the season length and its detected multiples only', () => {

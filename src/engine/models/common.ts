@@ -85,7 +85,10 @@ export const LONG_SERIES = 500;
 
 function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
   const minTrain = Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
-  const cal = calibrationFactor(y, horizon, (train, h) => fit(train, { horizon: h, seasonLength }), { windows: y.length > LONG_SERIES ? 1 : CALIBRATION_WINDOWS, minTrain });
+  const cal = calibrationFactor(y, horizon, (train, h) => fit(train, { horizon: h, seasonLength }), {
+    windows: y.length > LONG_SERIES ? 1 : CALIBRATION_WINDOWS,
+    minTrain,
+  });
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return { ...out, info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, errors: cal.errors } } };

@@ -54,7 +54,7 @@ export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianFor
     });
     return s;
   });
-  return { mean, sdLow: trendFc.sdLow, sdHigh: trendFc.sdHigh, info: { periods: usable, trendModel: trendFc.info['model'] ?? trendFc.info['fallback'] } };
+  return { mean, sdLow: trendFc.sdLow, sdHigh: trendFc.sdHigh, info: { periods: usable, trendModel: trendFc.info.model ?? trendFc.info.fallback } };
 }
 
 export const mstl = statisticalModel(

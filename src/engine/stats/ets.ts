@@ -270,7 +270,7 @@ function admissible(alpha: number, beta: number, gamma: number, phi: number, m: 
   if (m > 1) {
     const b = hasTrend ? beta : 0;
     const d = 1 - 1 / phi - alpha;
-    if (gamma < (d > 0 ? d : 0) || gamma > 1 + 1 / phi - alpha) return false;
+    if (gamma < Math.max(d, 0) || gamma > 1 + 1 / phi - alpha) return false;
     if (alpha < 1 - 1 / phi - (gamma * (1 - m + phi + phi * m)) / (2 * phi * m)) return false;
     if (b < -(1 - phi) * (gamma / m + alpha)) return false;
     const P = [phi * (1 - alpha - gamma), alpha + b - alpha * phi + gamma - 1];
@@ -511,7 +511,7 @@ function kron(A: Mat, B: Mat): Mat {
       for (let k = 0; k < B.length; k++) for (let l = 0; l < B[0]!.length; l++) O[i * B.length + k]![j * B[0]!.length + l] = A[i]![j]! * B[k]![l]!;
   return O;
 }
-const add = (...ms: Mat[]): Mat => ms[0]!.map((row, i) => row.map((v, j) => ms.reduce((s, M) => s + M[i]![j]!, 0)));
+const add = (...ms: Mat[]): Mat => ms[0]!.map((row, i) => row.map((_v, j) => ms.reduce((s, M) => s + M[i]![j]!, 0)));
 const scale = (A: Mat, s: number): Mat => A.map((row) => row.map((v) => v * s));
 
 /** forecast.ets's class 3 (multiplicative error and season, additive or no trend). */
@@ -524,8 +524,18 @@ function class3(fit: EtsFit, h: number): { mu: number[]; variance: number[] } {
   const H1: Mat = [hasTrend ? [1, 1] : [1]];
   const H2: Mat = [[...new Array<number>(m - 1).fill(0), 1]];
   const phi = fit.damped ? fit.phi : 1;
-  const F1: Mat = hasTrend ? [[1, 1], [0, phi]] : [[1]];
-  const G1: Mat = hasTrend ? [[fit.alpha, fit.alpha], [fit.beta, fit.beta]] : [[fit.alpha]];
+  const F1: Mat = hasTrend
+    ? [
+        [1, 1],
+        [0, phi],
+      ]
+    : [[1]];
+  const G1: Mat = hasTrend
+    ? [
+        [fit.alpha, fit.alpha],
+        [fit.beta, fit.beta],
+      ]
+    : [[fit.alpha]];
   const F2: Mat = zeros(m, m);
   F2[0]![m - 1] = 1;
   for (let i = 1; i < m; i++) F2[i]![i - 1] = 1;
@@ -558,12 +568,7 @@ function class3(fit: EtsFit, h: number): { mu: number[]; variance: number[] } {
     Vh = add(
       mul(mul(F21, Vh), F21t),
       scale(
-        add(
-          mul(mul(F21, Vh), G21t),
-          mul(mul(G21, Vh), F21t),
-          mul(mul(K, add(Vh, vv)), Kt),
-          scale(mul(mul(G21, add(scale(Vh, 3), scale(vv, 2))), G21t), s2),
-        ),
+        add(mul(mul(F21, Vh), G21t), mul(mul(G21, Vh), F21t), mul(mul(K, add(Vh, vv)), Kt), scale(mul(mul(G21, add(scale(Vh, 3), scale(vv, 2))), G21t), s2)),
         s2,
       ),
     );
