@@ -11,6 +11,8 @@ export const EnsembleForecastRequest = z
     max_models: z.number().int().min(1).nullish(),
     budget: z.number().int().min(2).nullish(),
     top_n: z.number().int().min(1).default(3),
+    /** Backtest windows per candidate (1 to 3): more rank models less by luck, each costs one more forecast per candidate. */
+    backtest_windows: z.number().int().min(1).max(3).default(1),
     scoring_metric: ScoringMetric.default('smape'),
     metadata: z.record(z.string(), z.unknown()).nullish(),
   })
