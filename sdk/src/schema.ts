@@ -347,7 +347,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models by a hold-out backtest and blends the top ones. Uses credits.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -1199,6 +1199,8 @@ export interface components {
             budget?: number | null;
             /** @default 3 */
             top_n?: number;
+            /** @default 1 */
+            backtest_windows?: number;
             /**
              * @default smape
              * @enum {string}
@@ -1806,6 +1808,8 @@ export interface components {
             budget?: number | null;
             /** @default 3 */
             top_n: number;
+            /** @default 1 */
+            backtest_windows: number;
             /**
              * @default smape
              * @enum {string}
