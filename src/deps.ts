@@ -7,7 +7,8 @@ import type { CredentialResolver } from './accounts/credentials.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
 import type { Meter } from './forecasting/metering.ts';
 import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
-import { getBillingAccount, openAccountWithFreeCredits } from './billing/ledger.ts';
+import { ensureBillingAccount, getBillingAccount, grantFreeCreditsOnce } from './billing/ledger.ts';
+import type { EmailVerifiedHook } from './accounts/verification.ts';
 import { createPaymentsProvider } from './billing/providers/index.ts';
 import type { PaymentsProvider } from './billing/providers/types.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
@@ -28,8 +29,10 @@ export interface Deps {
   startedAt: number;
   /** Credential kinds beyond sessions and API keys (OAuth access tokens). */
   credentialResolvers: CredentialResolver[];
-  /** Run inside the transaction that creates an account (free credits are granted there). */
+  /** Run inside the transaction that creates an account (the credit counter; free credits with FREE_CREDITS_ON=register or an already verified e-mail). */
   accountCreatedHooks: AccountCreatedHook[];
+  /** Run inside the transaction that marks an e-mail verified (free credits with FREE_CREDITS_ON=verify). */
+  emailVerifiedHooks: EmailVerifiedHook[];
   engine: Engine;
   catalog: Catalog;
   /** Credits and usage for every forecast (src/billing/meter.ts: ledger, holds, usage events). */
@@ -46,6 +49,8 @@ export interface Deps {
   backgroundJobs?: boolean;
   /** false silences the HTTP logger (tests). */
   logger?: false;
+  /** Where the HTTP logger writes (default stdout); tests capture it to check what is logged. */
+  logStream?: { write(line: string): void };
   /** Cleanup run when the app closes. */
   close(): Promise<void>;
 }
@@ -60,7 +65,12 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     overrides.rateLimiter ??
     createRateLimiter(config.rateLimit, async (accountId) => rateLimitOf(config, (await getBillingAccount(database.db, accountId))?.billing_active ?? false));
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
-  const freeCredits: AccountCreatedHook = (trx, user) => openAccountWithFreeCredits(trx, user.id, config.billing.freeCredits, user.created_at);
+  const { freeCredits: amount, freeCreditsOn } = config.billing;
+  const freeCredits: AccountCreatedHook = (trx, user) =>
+    freeCreditsOn === 'register' || user.email_verified_at !== null
+      ? grantFreeCreditsOnce(trx, user.id, amount, user.created_at).then(() => undefined)
+      : ensureBillingAccount(trx, user.id, user.created_at);
+  const freeCreditsOnVerify: EmailVerifiedHook = (trx, user, now) => grantFreeCreditsOnce(trx, user.id, amount, now).then(() => undefined);
   const stops: Array<() => void> = [];
   const deps: Deps = {
     engine,
@@ -73,6 +83,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
     accountCreatedHooks: [freeCredits, ...(overrides.accountCreatedHooks ?? [])],
+    emailVerifiedHooks: [freeCreditsOnVerify, ...(overrides.emailVerifiedHooks ?? [])],
     meter: overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }),
     payments,
     rateLimiter,
@@ -84,6 +95,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     },
   };
   if (overrides.logger === false) deps.logger = false;
+  if (overrides.logStream) deps.logStream = overrides.logStream;
   if (overrides.backgroundJobs !== false) {
     const log = (what: string) => (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 50, msg: `${what} failed`, err: String(err) })}\n`);
     stops.push(startHoldSweeper({ database, clock, config, catalog }, log('credit hold sweep')).stop);

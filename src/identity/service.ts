@@ -149,6 +149,14 @@ async function findOrCreateUser(ctx: IdentityCtx, provider: string, p: ProviderP
     const email = normaliseEmail(p.email);
     const existing = await findUserByEmail(db, email);
     if (existing) {
+      // Only a proven address may be taken over by a provider sign-in: otherwise whoever registered
+      // the address first (without owning it) would receive the owner's provider identity.
+      if (existing.email_verified_at === null) {
+        throw new SignInError(
+          'account_not_verified',
+          'An account with this e-mail exists but its address was never confirmed, so the provider was not linked to it. Sign in to that account and link the provider from the account page, confirm the address from the mail, or reset the password by e-mail.',
+        );
+      }
       await db.insertInto('oauth_identities').values(identity(existing.id)).execute();
       return existing;
     }
@@ -163,6 +171,9 @@ async function findOrCreateUser(ctx: IdentityCtx, provider: string, p: ProviderP
       accepted_free_tier_data_terms: null,
       analytics_distinct_id: null,
       service_improvement_opt_in: 0,
+      // The provider verified the address (checked above).
+      email_verified_at: now,
+      free_credits_granted_at: null,
       created_at: now,
       updated_at: now,
     };

@@ -5,7 +5,7 @@ import { credentialFrom, principalOf } from '../http/auth.ts';
 import { AppError } from '../http/errors.ts';
 import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.ts';
+import { createApiKey, listApiKeys, revokeAllApiKeys, revokeApiKey } from './service.ts';
 
 const KeyRecord = z
   .object({ id: z.string(), label: z.string(), prefix: z.string(), created_at: z.string(), last_used_at: z.string().nullable() })
@@ -28,6 +28,18 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: { operationId: 'createAccountKey', tags: ['keys'], security: [{ bearer: [] }], body: CreateKeyRequest, response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) } },
     handler: async (req) => createApiKey(deps, principalOf(req), req.body.label),
+  });
+
+  app.delete('/api/account/keys', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'revokeAllAccountKeys',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      description: 'Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.',
+      response: { 200: z.object({ ok: z.literal(true), revoked: z.number().int() }).meta({ id: 'RevokeAllKeysResponse' }), ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => ({ ok: true as const, revoked: await revokeAllApiKeys(deps, principalOf(req)) }),
   });
 
   app.delete('/api/account/keys/:key_id', {
