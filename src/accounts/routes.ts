@@ -145,12 +145,14 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       body: z.object({ token: z.string().max(512) }),
     },
     handler: async (req, reply) => {
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
+      reply.header('cache-control', 'no-store');
       try {
         const user = await confirmEmail(deps, req.body.token);
-        return reply.send(verifyResultPage(true, `${user.email} is confirmed. You can close this page and sign in.`));
+        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} is confirmed. You can close this page and sign in.`));
       } catch (err) {
-        if (err instanceof AppError) return reply.code(err.status).send(verifyResultPage(false, err.message));
+        // A browser's form gets a page; API clients (JSON) get the usual {error, code}.
+        const fromForm = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+        if (err instanceof AppError && fromForm) return reply.code(err.status).type('text/html; charset=utf-8').send(verifyResultPage(false, err.message));
         throw err;
       }
     },

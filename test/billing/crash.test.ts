@@ -18,7 +18,7 @@ const ONE_CREDIT = { model: 'naive', inputs: [{ target: [1, 2, 3] }], parameters
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '2000', BILLING_HOLD_GRACE_MS: '0', INFERENCE_WORKERS: '2' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '2000', BILLING_HOLD_GRACE_MS: '0', INFERENCE_WORKERS: '2', FREE_CREDITS_ON: 'register' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
