@@ -1,11 +1,11 @@
 import type { FastifyReply } from 'fastify';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
 import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
 import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import { iso } from '../shared/clock.ts';
 import { z } from 'zod';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import {
   ForgotPasswordRequest,
   LoginRequest,

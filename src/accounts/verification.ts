@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { Deps } from '../deps.ts';
-import { AppError } from '../http/errors.ts';
+import type { Deps } from '../deps-types.ts';
+import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 import type { Principal } from './credentials.ts';

@@ -1,7 +1,7 @@
 import type { Principal } from '../accounts/credentials.ts';
 import type { Ctx } from '../accounts/service.ts';
 import { normaliseEmail } from '../accounts/users.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { iso } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 

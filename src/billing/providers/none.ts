@@ -1,4 +1,4 @@
-import { AppError } from '../../http/errors.ts';
+import { AppError } from '../../shared/errors.ts';
 import type { PaymentsProvider } from './types.ts';
 
 const unavailable = () =>
