@@ -14,8 +14,7 @@ const csv = z
       .filter((s) => s.length > 0),
   );
 
-const intFrom = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 const envSchema = z.object({
   PORT: intFrom(8000, 0, 65535),
@@ -170,7 +169,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const gh = pair('OAUTH_GITHUB', e.OAUTH_GITHUB_CLIENT_ID, e.OAUTH_GITHUB_CLIENT_SECRET);
   if (gh) identityProviders.push({ name: 'github', label: 'GitHub', kind: 'github', issuer: null, clientId: gh.id, clientSecret: gh.secret });
   const gg = pair('OAUTH_GOOGLE', e.OAUTH_GOOGLE_CLIENT_ID, e.OAUTH_GOOGLE_CLIENT_SECRET);
-  if (gg) identityProviders.push({ name: 'google', label: 'Google', kind: 'oidc', issuer: 'https://accounts.google.com', clientId: gg.id, clientSecret: gg.secret });
+  if (gg)
+    identityProviders.push({ name: 'google', label: 'Google', kind: 'oidc', issuer: 'https://accounts.google.com', clientId: gg.id, clientSecret: gg.secret });
   const oidc = pair('OAUTH_OIDC', e.OAUTH_OIDC_CLIENT_ID, e.OAUTH_OIDC_CLIENT_SECRET);
   if (oidc || e.OAUTH_OIDC_ISSUER) {
     if (!oidc || !e.OAUTH_OIDC_ISSUER) {
@@ -179,7 +179,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (e.OAUTH_OIDC_NAME === 'github' || e.OAUTH_OIDC_NAME === 'google') {
       throw new ConfigError('Invalid configuration:\n  OAUTH_OIDC_NAME: must differ from github and google');
     }
-    identityProviders.push({ name: e.OAUTH_OIDC_NAME, label: e.OAUTH_OIDC_LABEL, kind: 'oidc', issuer: e.OAUTH_OIDC_ISSUER, clientId: oidc.id, clientSecret: oidc.secret });
+    identityProviders.push({
+      name: e.OAUTH_OIDC_NAME,
+      label: e.OAUTH_OIDC_LABEL,
+      kind: 'oidc',
+      issuer: e.OAUTH_OIDC_ISSUER,
+      clientId: oidc.id,
+      clientSecret: oidc.secret,
+    });
   }
   if (e.PAYMENTS_PROVIDER === 'stripe') {
     const missing = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICE_ID'] as const).filter((k) => !e[k]);
@@ -290,7 +297,9 @@ export function parseTrustProxy(raw: string): false | number | string[] {
     const okAddr = addr !== undefined && ((IPV4.test(addr) && addr.split('.').every((o) => Number(o) <= 255)) || (addr.includes(':') && IPV6.test(addr)));
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (addr?.includes(':') ? 128 : 32));
     if (!okAddr || !okBits || extra !== undefined) {
-      throw new ConfigError(`Invalid configuration:\n  TRUST_PROXY: '${item}' is not an IP address or CIDR (use false, a hop count, or a comma-separated list of proxy addresses)`);
+      throw new ConfigError(
+        `Invalid configuration:\n  TRUST_PROXY: '${item}' is not an IP address or CIDR (use false, a hop count, or a comma-separated list of proxy addresses)`,
+      );
     }
   }
   if (list.length === 0) return false;

@@ -73,7 +73,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: {
       operationId: 'resetPassword',
       tags: ['auth'],
-      description: 'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
+      description:
+        'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
       body: ResetPasswordRequest,
       response: { 200: MessageResponse, ...errors(401, 422, 429) },
     },
@@ -89,7 +90,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       operationId: 'signOutEverywhere',
       tags: ['auth'],
       security: [{ bearer: [] }],
-      description: "Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.",
+      description: 'Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.',
       response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) },
     },
     handler: async (req, reply) => {
@@ -103,7 +104,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: {
       operationId: 'verifyEmail',
       tags: ['auth'],
-      description: 'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
+      description:
+        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
       body: VerifyEmailRequest,
       response: { 200: VerifyEmailResponse, ...errors(401, 422, 429) },
     },
@@ -135,13 +137,17 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       querystring: z.object({ token: z.string().max(512).optional() }),
     },
     handler: async (req, reply) =>
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(verifyPage(req.query.token ?? '', `${deps.config.publicBaseUrl}${VERIFY_PAGE_PATH}`)),
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .send(verifyPage(req.query.token ?? '', `${deps.config.publicBaseUrl}${VERIFY_PAGE_PATH}`)),
   });
   app.post(VERIFY_PAGE_PATH, {
     schema: {
       operationId: 'submitVerifyEmailPage',
       tags: ['auth'],
-      description: 'The confirmation page\'s form (form-encoded `token`); answers an HTML page.',
+      description: "The confirmation page's form (form-encoded `token`); answers an HTML page.",
       body: z.object({ token: z.string().max(512) }),
     },
     handler: async (req, reply) => {
@@ -177,7 +183,12 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   const privacyRoute = { config: { auth: 'user' as const }, tags: ['account'] };
   app.get('/api/account/privacy', {
     config: privacyRoute.config,
-    schema: { operationId: 'getPrivacySettings', tags: privacyRoute.tags, security: [{ bearer: [] }], response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'getPrivacySettings',
+      tags: privacyRoute.tags,
+      security: [{ bearer: [] }],
+      response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => accounts.getPrivacy(deps, principalOf(req)),
   });
   for (const [method, operationId] of [
@@ -188,7 +199,13 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       method,
       url: '/api/account/privacy',
       config: privacyRoute.config,
-      schema: { operationId, tags: privacyRoute.tags, security: [{ bearer: [] }], body: PrivacySettingsRequest, response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) } },
+      schema: {
+        operationId,
+        tags: privacyRoute.tags,
+        security: [{ bearer: [] }],
+        body: PrivacySettingsRequest,
+        response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) },
+      },
       handler: async (req) => accounts.setPrivacy(deps, principalOf(req), req.body.service_improvement_opt_in),
     });
   }

@@ -33,7 +33,15 @@ export async function sendVerificationMail(ctx: VerificationCtx, user: Pick<User
   const now = ctx.clock.now();
   await ctx.database.db
     .insertInto('email_verifications')
-    .values({ id: newId('evf'), user_id: user.id, email: user.email, token_hash: hashSecret(token), created_at: now, expires_at: now + ctx.config.verification.ttlMs, used_at: null })
+    .values({
+      id: newId('evf'),
+      user_id: user.id,
+      email: user.email,
+      token_hash: hashSecret(token),
+      created_at: now,
+      expires_at: now + ctx.config.verification.ttlMs,
+      used_at: null,
+    })
     .execute();
   const link = `${ctx.config.publicBaseUrl}${VERIFY_PAGE_PATH}?token=${encodeURIComponent(token)}`;
   const hours = Math.round(ctx.config.verification.ttlMs / 3600_000);
@@ -49,7 +57,12 @@ export async function sendVerificationMail(ctx: VerificationCtx, user: Pick<User
  * verification unlocks (administrator role from ADMIN_EMAILS, the hooks: free credits).
  * Returns false when it was already verified.
  */
-export async function markVerified(ctx: Pick<VerificationCtx, 'config' | 'emailVerifiedHooks'>, trx: Kysely<DB>, userId: string, now: number): Promise<boolean> {
+export async function markVerified(
+  ctx: Pick<VerificationCtx, 'config' | 'emailVerifiedHooks'>,
+  trx: Kysely<DB>,
+  userId: string,
+  now: number,
+): Promise<boolean> {
   const row = await trx
     .updateTable('users')
     .set({ email_verified_at: now, updated_at: now })
@@ -78,7 +91,8 @@ export async function confirmEmail(ctx: VerificationCtx, token: string): Promise
       .where('expires_at', '>', now)
       .returning(['user_id', 'email'])
       .executeTakeFirst();
-    if (!used) throw new AppError('invalid_credential', 'The confirmation link is invalid, used or expired; ask for a new one (POST /api/auth/verify-email/resend)');
+    if (!used)
+      throw new AppError('invalid_credential', 'The confirmation link is invalid, used or expired; ask for a new one (POST /api/auth/verify-email/resend)');
     const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', used.user_id).executeTakeFirst();
     if (!user || user.email !== used.email) throw new AppError('invalid_credential', 'The confirmation link is for an address this account no longer has');
     await markVerified(ctx, trx, user.id, now);

@@ -54,7 +54,11 @@ export async function grantFreeCreditsOnce(trx: Db, userId: string, freeCredits:
     .where('free_credits_granted_at', 'is', null)
     .executeTakeFirst();
   if (Number(claimed.numUpdatedRows) !== 1 || freeCredits <= 0) return 0;
-  await trx.updateTable('billing_accounts').set({ balance: sql`balance + ${freeCredits}`, updated_at: now }).where('user_id', '=', userId).execute();
+  await trx
+    .updateTable('billing_accounts')
+    .set({ balance: sql`balance + ${freeCredits}`, updated_at: now })
+    .where('user_id', '=', userId)
+    .execute();
   await trx
     .insertInto('credit_ledger')
     .values({ id: newId('cle'), user_id: userId, kind: 'grant', amount: freeCredits, metered_credits: 0, description: 'free credits', created_at: now })
@@ -259,7 +263,16 @@ export async function adjustBalance(
   if (amount !== 0) {
     await trx
       .insertInto('credit_ledger')
-      .values({ id: newId('cle'), user_id: userId, kind: entry.kind, amount, metered_credits: 0, audit_id: entry.auditId, description: entry.description, created_at: entry.now })
+      .values({
+        id: newId('cle'),
+        user_id: userId,
+        kind: entry.kind,
+        amount,
+        metered_credits: 0,
+        audit_id: entry.auditId,
+        description: entry.description,
+        created_at: entry.now,
+      })
       .execute();
   }
   return { before: after - amount, after };
@@ -267,8 +280,16 @@ export async function adjustBalance(
 
 /** The invariant, for tests, the crash script and operators. */
 export async function ledgerCheck(db: Db, userId: string): Promise<{ ledger: number; balance: number; held: number; balanced: boolean }> {
-  const l = await db.selectFrom('credit_ledger').select((eb) => eb.fn.sum<string | number>('amount').as('s')).where('user_id', '=', userId).executeTakeFirst();
-  const h = await db.selectFrom('credit_holds').select((eb) => eb.fn.sum<string | number>('free_credits').as('s')).where('user_id', '=', userId).executeTakeFirst();
+  const l = await db
+    .selectFrom('credit_ledger')
+    .select((eb) => eb.fn.sum<string | number>('amount').as('s'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  const h = await db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<string | number>('free_credits').as('s'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   const acct = await getBillingAccount(db, userId);
   const ledger = Number(l?.s ?? 0);
   const held = Number(h?.s ?? 0);

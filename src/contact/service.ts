@@ -7,7 +7,15 @@ import { newId } from '../shared/ids.ts';
 
 export async function saveContactMessage(
   ctx: Ctx,
-  input: { name: string; email: string; message: string; company?: string | null | undefined; topic?: string | null | undefined; source?: string | null | undefined; analytics_distinct_id?: string | null | undefined },
+  input: {
+    name: string;
+    email: string;
+    message: string;
+    company?: string | null | undefined;
+    topic?: string | null | undefined;
+    source?: string | null | undefined;
+    analytics_distinct_id?: string | null | undefined;
+  },
 ): Promise<{ id: string; status: string; created_at: string }> {
   const now = ctx.clock.now();
   const id = newId('msg');
@@ -50,7 +58,9 @@ export async function sendInvites(ctx: Ctx, principal: Principal, emails: string
   const used = Number(sent?.n ?? 0);
   const limit = ctx.config.invitesPerDay;
   if (used + unique.length > limit) {
-    throw new AppError('rate_limit_exceeded', `At most ${limit} invitations per account in 24 hours; ${Math.max(0, limit - used)} left`, { 'retry-after': '3600' });
+    throw new AppError('rate_limit_exceeded', `At most ${limit} invitations per account in 24 hours; ${Math.max(0, limit - used)} left`, {
+      'retry-after': '3600',
+    });
   }
   const rows = unique.map((email) => ({ id: newId('inv'), user_id: principal.user.id, email, ref: '', created_at: now }));
   for (const r of rows) r.ref = r.id;

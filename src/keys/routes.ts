@@ -9,13 +9,24 @@ import { createApiKey, listApiKeys, revokeAllApiKeys, revokeApiKey } from './ser
 export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/keys', {
     config: { auth: 'user' },
-    schema: { operationId: 'listAccountKeys', tags: ['keys'], security: [{ bearer: [] }], response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'listAccountKeys',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => ({ keys: await listApiKeys(deps, principalOf(req)) }),
   });
 
   app.post('/api/account/keys', {
     config: { auth: 'user' },
-    schema: { operationId: 'createAccountKey', tags: ['keys'], security: [{ bearer: [] }], body: CreateKeyRequest, response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) } },
+    schema: {
+      operationId: 'createAccountKey',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      body: CreateKeyRequest,
+      response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) },
+    },
     handler: async (req) => createApiKey(deps, principalOf(req), req.body.label),
   });
 
@@ -25,7 +36,8 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       operationId: 'revokeAllAccountKeys',
       tags: ['keys'],
       security: [{ bearer: [] }],
-      description: 'Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.',
+      description:
+        'Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.',
       response: { 200: z.object({ ok: z.literal(true), revoked: z.number().int() }).meta({ id: 'RevokeAllKeysResponse' }), ...errors(...AUTH_ERRORS) },
     },
     handler: async (req) => ({ ok: true as const, revoked: await revokeAllApiKeys(deps, principalOf(req)) }),

@@ -21,7 +21,10 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.user.email, 'ops@example.com');
     assert.equal(r.body.user.role, 'user', 'no administrator role without proof of the address');
-    const grant = await call(t, 'POST', '/api/admin/billing/credits', { token: r.body.token, body: { target_user_id: r.body.user.id, amount: 1_000_000_000, reason: 'mine' } });
+    const grant = await call(t, 'POST', '/api/admin/billing/credits', {
+      token: r.body.token,
+      body: { target_user_id: r.body.user.id, amount: 1_000_000_000, reason: 'mine' },
+    });
     assert.equal(grant.status, 403);
     // Logging in again does not promote an unverified account either.
     const login = await call(t, 'POST', '/api/auth/login', { body: { email: 'Ops@example.com', password: 'ops password' } });
@@ -47,7 +50,12 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     assert.match(page.body, /<form method="post"/);
     assert.equal((await bill()).free_credits.remaining, 0);
     // The button posts the form.
-    const done = await t.app.inject({ method: 'POST', url: '/verify-email', payload: new URLSearchParams({ token }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const done = await t.app.inject({
+      method: 'POST',
+      url: '/verify-email',
+      payload: new URLSearchParams({ token }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(done.statusCode, 200, done.body);
     assert.match(done.body, /confirmed/);
     assert.equal((await bill()).free_credits.remaining, 80000);
@@ -56,7 +64,12 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     const again = await call(t, 'POST', '/api/auth/verify-email', { body: { token } });
     assert.equal(again.status, 401);
     assert.equal(again.body.code, 'invalid_credential');
-    const replay = await t.app.inject({ method: 'POST', url: '/verify-email', payload: `token=${encodeURIComponent(token)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const replay = await t.app.inject({
+      method: 'POST',
+      url: '/verify-email',
+      payload: `token=${encodeURIComponent(token)}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(replay.statusCode, 401);
     assert.match(replay.body, /invalid, used or expired/);
     const granted = await t.deps.database.db.selectFrom('credit_ledger').select('amount').where('user_id', '=', u.id).where('kind', '=', 'grant').execute();
@@ -73,10 +86,18 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     const limited = await call(t, 'POST', '/api/auth/verify-email/resend', { token: u.token });
     assert.equal(limited.status, 429);
     assert.equal(limited.body.code, 'rate_limit_exceeded');
-    await t.deps.database.db.updateTable('email_verifications').set({ expires_at: Date.now() - 1 }).where('user_id', '=', u.id).execute();
+    await t.deps.database.db
+      .updateTable('email_verifications')
+      .set({ expires_at: Date.now() - 1 })
+      .where('user_id', '=', u.id)
+      .execute();
     const expired = await call(t, 'POST', '/api/auth/verify-email', { body: { token: verificationTokenFor(t, u.email) } });
     assert.equal(expired.status, 401);
-    await t.deps.database.db.updateTable('email_verifications').set({ created_at: Date.now() - 7200_000 }).where('user_id', '=', u.id).execute();
+    await t.deps.database.db
+      .updateTable('email_verifications')
+      .set({ created_at: Date.now() - 7200_000 })
+      .where('user_id', '=', u.id)
+      .execute();
     assert.equal((await call(t, 'POST', '/api/auth/verify-email/resend', { token: u.token })).status, 200);
     await verifyEmail(t, u.email);
     const done = await call(t, 'POST', '/api/auth/verify-email/resend', { token: u.token });
@@ -90,7 +111,10 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     const u = await registerUser(t);
     const three = Array.from({ length: 3 }, () => uniqueEmail('inv'));
     assert.equal((await call(t, 'POST', '/api/account/invites', { token: u.token, body: { emails: three } })).status, 200);
-    const over = await call(t, 'POST', '/api/account/invites', { token: u.token, body: { emails: [uniqueEmail('inv'), uniqueEmail('inv'), uniqueEmail('inv')] } });
+    const over = await call(t, 'POST', '/api/account/invites', {
+      token: u.token,
+      body: { emails: [uniqueEmail('inv'), uniqueEmail('inv'), uniqueEmail('inv')] },
+    });
     assert.equal(over.status, 429);
     assert.match(over.body.error, /5 invitations per account in 24 hours; 2 left/);
     assert.equal((await call(t, 'POST', '/api/account/invites', { token: u.token, body: { emails: [uniqueEmail('inv'), uniqueEmail('inv')] } })).status, 200);
@@ -156,7 +180,10 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
 
   test('#12.12 the local checkout link secret never reaches the request log', async () => {
     const lines: string[] = [];
-    const logged = await createTestApp({ env: { LOG_LEVEL: 'info' }, overrides: { logger: undefined, logStream: { write: (l: string) => void lines.push(l) } } });
+    const logged = await createTestApp({
+      env: { LOG_LEVEL: 'info' },
+      overrides: { logger: undefined, logStream: { write: (l: string) => void lines.push(l) } },
+    });
     try {
       const u = await registerUser(logged);
       const s = await call(logged, 'POST', '/api/account/billing/payments', { token: u.token, body: { action: 'checkout' } });
@@ -164,10 +191,18 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
       const secret = decodeURIComponent(url.pathname.split('/').at(-1) ?? '');
       assert.match(secret, /^tsfb_/);
       assert.equal((await logged.app.inject({ method: 'GET', url: url.pathname })).statusCode, 200);
-      const confirm = await logged.app.inject({ method: 'POST', url: url.pathname, payload: 'decision=confirm', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const confirm = await logged.app.inject({
+        method: 'POST',
+        url: url.pathname,
+        payload: 'decision=confirm',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       assert.equal(confirm.statusCode, 303);
       assert.ok(lines.length > 0, 'requests were logged');
-      assert.ok(lines.some((l) => l.includes('/api/billing/local/checkout/:token')), 'the route is still recognisable');
+      assert.ok(
+        lines.some((l) => l.includes('/api/billing/local/checkout/:token')),
+        'the route is still recognisable',
+      );
       assert.ok(!lines.some((l) => l.includes(secret) || l.includes(encodeURIComponent(secret))), 'the secret is not in the log');
     } finally {
       await logged.close();
@@ -181,7 +216,10 @@ describe(`per-address limits and proxies (${DB_KIND})`, () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const r = await call(t, 'POST', '/api/auth/login', { body: { email: 'x@example.com', password: 'wrong password' }, headers: { 'x-forwarded-for': `203.0.113.${i}, 198.51.100.7` } });
+        const r = await call(t, 'POST', '/api/auth/login', {
+          body: { email: 'x@example.com', password: 'wrong password' },
+          headers: { 'x-forwarded-for': `203.0.113.${i}, 198.51.100.7` },
+        });
         statuses.push(r.status);
       }
       assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
@@ -207,9 +245,15 @@ describe(`per-address limits and proxies (${DB_KIND})`, () => {
         const got = [await send(), await send(), await send()];
         return got[2];
       };
-      assert.equal(await third(async () => (await call(t, 'POST', '/api/auth/reset-password', { body: { token: 'tsfr_nope', password: 'whatever password' } })).status), 429);
+      assert.equal(
+        await third(async () => (await call(t, 'POST', '/api/auth/reset-password', { body: { token: 'tsfr_nope', password: 'whatever password' } })).status),
+        429,
+      );
       assert.equal(await third(async () => (await call(t, 'POST', '/api/contact', { body: { name: 'n', email: 'a@b.co', message: 'hi' } })).status), 429);
-      assert.equal(await third(async () => (await call(t, 'POST', '/api/account/invites', { token: u.token, body: { emails: [uniqueEmail('i')] } })).status), 429);
+      assert.equal(
+        await third(async () => (await call(t, 'POST', '/api/account/invites', { token: u.token, body: { emails: [uniqueEmail('i')] } })).status),
+        429,
+      );
       assert.equal(await third(async () => (await t.app.inject({ method: 'GET', url: '/api/auth/oauth/start?provider=github' })).statusCode), 429);
     } finally {
       await t.close();
@@ -230,7 +274,10 @@ describe(`payments provider off by default (${DB_KIND})`, () => {
     } finally {
       await t.close();
     }
-    assert.throws(() => loadConfig({ PAYMENTS_PROVIDER: 'local', PUBLIC_BASE_URL: 'https://forecast.example.com' }), (e: unknown) => e instanceof ConfigError && /PAYMENTS_LOCAL_ALLOW_HTTPS/.test(e.message));
+    assert.throws(
+      () => loadConfig({ PAYMENTS_PROVIDER: 'local', PUBLIC_BASE_URL: 'https://forecast.example.com' }),
+      (e: unknown) => e instanceof ConfigError && /PAYMENTS_LOCAL_ALLOW_HTTPS/.test(e.message),
+    );
     const forced = loadConfig({ PAYMENTS_PROVIDER: 'local', PUBLIC_BASE_URL: 'https://forecast.example.com', PAYMENTS_LOCAL_ALLOW_HTTPS: 'true' });
     assert.equal(forced.billing.provider, 'local');
     assert.match(paymentsWarning(forced) ?? '', /development mode/);
@@ -261,7 +308,13 @@ describe(`password reset and OAuth grants (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const code = await authorizeCode(t.baseUrl, client, user, { challenge: pk.challenge });
-    const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: client.redirect_uris[0] as string });
+    const r = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: client.redirect_uris[0] as string,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return { client, access: r.body.access_token as string, refresh: r.body.refresh_token as string };
   };

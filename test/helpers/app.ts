@@ -90,7 +90,7 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json';
   }
   const res = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
-  let body: any = undefined;
+  let body: any;
   try {
     body = res.body.length > 0 ? JSON.parse(res.body) : undefined;
   } catch {
@@ -117,10 +117,7 @@ export interface TestUser {
  * following the link from the mailed confirmation, so it has its free credits (FREE_CREDITS_ON=verify)
  * and, when listed in ADMIN_EMAILS, the administrator role. `verified: false` stops after register.
  */
-export async function registerUser(
-  t: TestApp,
-  opts: { email?: string; password?: string; name?: string; verified?: boolean } = {},
-): Promise<TestUser> {
+export async function registerUser(t: TestApp, opts: { email?: string; password?: string; name?: string; verified?: boolean } = {}): Promise<TestUser> {
   const email = opts.email ?? uniqueEmail();
   const password = opts.password ?? 'correct horse battery';
   const r = await call(t, 'POST', '/api/auth/register', { body: { email, password, ...(opts.name ? { name: opts.name } : {}) } });

@@ -1,8 +1,7 @@
 import { AppError } from '../../shared/errors.ts';
 import type { PaymentsProvider } from './types.ts';
 
-const unavailable = () =>
-  new AppError('conflict', 'Billing is not available on this server: no payments provider is configured (PAYMENTS_PROVIDER)');
+const unavailable = () => new AppError('conflict', 'Billing is not available on this server: no payments provider is configured (PAYMENTS_PROVIDER)');
 
 /**
  * The default: no payments provider. Nobody can turn metered billing on, so calls are paid from
