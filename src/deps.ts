@@ -4,10 +4,9 @@ import { openDatabase } from './db/index.ts';
 import { createMailer } from './mail/mailer.ts';
 import { createCaptchaVerifier } from './accounts/captcha.ts';
 import { systemClock } from './shared/clock.ts';
-import type { AccountCreatedHook } from './accounts/service.ts';
 import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
-import { ensureBillingAccount, getBillingAccount, grantFreeCreditsOnce } from './billing/ledger.ts';
-import type { EmailVerifiedHook } from './accounts/verification.ts';
+import { getBillingAccount } from './billing/ledger.ts';
+import { accountCreatedHooksFor, emailVerifiedHooksFor } from './billing/free-credits.ts';
 import { createPaymentsProvider } from './billing/providers/index.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
 import { createRateLimiter } from './ratelimit/limiter.ts';
@@ -27,12 +26,6 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     overrides.rateLimiter ??
     createRateLimiter(config.rateLimit, async (accountId) => rateLimitOf(config, (await getBillingAccount(database.db, accountId))?.billing_active ?? false));
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
-  const { freeCredits: amount, freeCreditsOn } = config.billing;
-  const freeCredits: AccountCreatedHook = (trx, user) =>
-    freeCreditsOn === 'register' || user.email_verified_at !== null
-      ? grantFreeCreditsOnce(trx, user.id, amount, user.created_at).then(() => undefined)
-      : ensureBillingAccount(trx, user.id, user.created_at);
-  const freeCreditsOnVerify: EmailVerifiedHook = (trx, user, now) => grantFreeCreditsOnce(trx, user.id, amount, now).then(() => undefined);
   const stops: Array<() => void> = [];
   const deps: Deps = {
     engine,
@@ -44,8 +37,8 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     clock,
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
-    accountCreatedHooks: [freeCredits, ...(overrides.accountCreatedHooks ?? [])],
-    emailVerifiedHooks: [freeCreditsOnVerify, ...(overrides.emailVerifiedHooks ?? [])],
+    accountCreatedHooks: [...accountCreatedHooksFor(config), ...(overrides.accountCreatedHooks ?? [])],
+    emailVerifiedHooks: [...emailVerifiedHooksFor(config), ...(overrides.emailVerifiedHooks ?? [])],
     meter: overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }),
     payments,
     rateLimiter,

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';
 import { buildApp } from './app.ts';
+import { paymentsWarning } from './billing/providers/index.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -13,6 +14,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  const paymentsNote = paymentsWarning(config);
+  if (paymentsNote) process.stderr.write(`warning: ${paymentsNote}\n`);
   const deps = await createDeps(config);
   // Until Redis answers, limits are counted per process (the insurance limiter); wait briefly for it.
   if (!(await deps.rateLimiter.ready(5000))) process.stderr.write('warning: REDIS_URL did not answer within 5 s; rate limits are per process until it does\n');
