@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
-import { createDeps } from './deps.ts';
+import { createDeps, localEngine } from './deps.ts';
+import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
 import { paymentsWarning } from './billing/providers/index.ts';
 
@@ -13,6 +14,19 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  if (config.role === 'inference') {
+    const engine = localEngine(config);
+    await engine.refresh?.();
+    const node = await buildInferenceNode({
+      engine,
+      token: config.remote.token,
+      bodyLimitBytes: config.bodyLimitBytes,
+      logLevel: config.logLevel,
+    });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void node.close().then(() => process.exit(0)));
+    await node.listen({ port: config.port, host: config.host });
+    return;
   }
   const paymentsNote = paymentsWarning(config);
   if (paymentsNote) process.stderr.write(`warning: ${paymentsNote}\n`);
