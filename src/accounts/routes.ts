@@ -1,8 +1,8 @@
-import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
-import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { principalOf } from '../http/auth.ts';
+import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import { iso } from '../shared/clock.ts';
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
@@ -24,20 +24,11 @@ import { confirmEmail, resendVerification, VERIFY_PAGE_PATH } from './verificati
 import { verifyPage, verifyResultPage } from './pages.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
-  const setSessionCookie = (reply: FastifyReply, token: string, expiresAt: number) =>
-    reply.setCookie(SESSION_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: deps.config.cookieSecure,
-      path: '/',
-      expires: new Date(expiresAt),
-    });
-
   app.post('/api/auth/register', {
     schema: { operationId: 'registerUser', tags: ['auth'], body: RegisterRequest, response: { 200: SessionResponse, ...errors(409, 422, 429) } },
     handler: async (req, reply) => {
       const s = await accounts.register(deps, req.body, req.ip, deps.accountCreatedHooks);
-      setSessionCookie(reply, s.token, s.expires_at);
+      setSessionCookie(reply, deps.config, s.token, s.expires_at);
       return { token: s.token, expires_at: iso(s.expires_at), user: s.user };
     },
   });
@@ -46,7 +37,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'loginUser', tags: ['auth'], body: LoginRequest, response: { 200: SessionResponse, ...errors(401, 422, 429) } },
     handler: async (req, reply) => {
       const s = await accounts.login(deps, req.body, req.ip);
-      setSessionCookie(reply, s.token, s.expires_at);
+      setSessionCookie(reply, deps.config, s.token, s.expires_at);
       return { token: s.token, expires_at: iso(s.expires_at), user: s.user };
     },
   });
@@ -56,7 +47,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'logoutUser', tags: ['auth'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
     handler: async (req, reply) => {
       await accounts.logout(deps, principalOf(req));
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(reply);
       return { ok: true as const, message: 'Signed out' };
     },
   });
@@ -95,7 +86,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     },
     handler: async (req, reply) => {
       const r = await accounts.signOutAll(deps, principalOf(req));
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(reply);
       return { ok: true as const, message: `Signed out everywhere: ${r.sessions} sessions and ${r.oauth_tokens} OAuth tokens revoked` };
     },
   });
@@ -175,7 +166,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'deleteAccountMe', tags: ['account'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
     handler: async (req, reply) => {
       await accounts.deleteMe(deps, principalOf(req));
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(reply);
       return { ok: true as const, message: 'Account and all its data deleted' };
     },
   });
