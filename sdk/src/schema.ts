@@ -419,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models by a hold-out backtest and blends the top ones. Uses credits.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -1314,6 +1314,11 @@ export interface components {
              */
             top_n?: number;
             /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows?: number;
+            /**
              * @description Backtest score used to rank.
              * @default smape
              * @enum {string}
@@ -1969,6 +1974,11 @@ export interface components {
              * @default 3
              */
             top_n: number;
+            /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows: number;
             /**
              * @description Backtest score used to rank.
              * @default smape
