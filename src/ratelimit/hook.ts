@@ -3,14 +3,22 @@ import type { Deps } from '../deps-types.ts';
 import { refuse, type RateDecision } from './limiter.ts';
 
 /**
- * Public routes limited per client address against brute force and mail flooding (their POSTs;
- * each route has its own counter). The OAuth endpoints are here too: the consent form checks
- * passwords, and registration, token and revocation are open to anyone.
+ * Routes limited per client address (AUTH_RATE_LIMIT_PER_MINUTE each), against brute force,
+ * CPU burning (password hashing) and mail flooding. Authenticated ones among them (invites,
+ * resend) also count against the account as usual. The OAuth endpoints are here too: the consent
+ * form checks passwords, and registration, token and revocation are open to anyone.
  */
 export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/api/auth/login',
   '/api/auth/register',
   '/api/auth/forgot-password',
+  '/api/auth/reset-password',
+  '/api/auth/verify-email',
+  '/api/auth/verify-email/resend',
+  '/verify-email',
+  '/api/auth/oauth/start',
+  '/api/contact',
+  '/api/account/invites',
   '/oauth/authorize',
   '/oauth/token',
   '/oauth/register',
@@ -41,11 +49,10 @@ function applyHeaders(reply: FastifyReply, d: RateDecision): void {
 export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
   app.addHook('preValidation', async (req, reply) => {
     const url = req.routeOptions.url;
-    if (url && AUTH_LIMITED_ROUTES.has(url) && req.method === 'POST') {
+    if (url && AUTH_LIMITED_ROUTES.has(url) && (req.method === 'POST' || url === '/api/auth/oauth/start')) {
       const d = await deps.rateLimiter.consumeAuth(url, req.ip);
       applyHeaders(reply, d);
       if (!d.allowed) throw refuse(d, 'attempts from this address');
-      return;
     }
     if (!req.principal) return;
     const points = req.routeOptions.config.points?.(req) ?? 1;
