@@ -49,7 +49,8 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         async commit(outcome) {
           if (done) return;
           done = true;
-          await settle(db, row, {
+          try {
+            await settle(db, row, {
             principal: req.principal,
             requestId: req.requestId,
             source: req.source,
@@ -60,6 +61,10 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
             creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
             now: ctx.clock.now(),
           });
+          } catch (err) {
+            done = false; // nothing was debited: the caller's release must still give the credits back
+            throw err;
+          }
         },
         async release() {
           if (done) return;

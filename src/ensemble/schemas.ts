@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ForecastInput, ForecastParameters, ForecastResponseBody } from '../forecasting/schemas.ts';
+import { ForecastInput, ForecastParameters, ForecastResponseBody, Metadata } from '../forecasting/schemas.ts';
 
 export const ScoringMetric = z.enum(['smape', 'mase', 'crps']);
 
@@ -12,7 +12,7 @@ export const EnsembleForecastRequest = z
     budget: z.number().int().min(2).nullish(),
     top_n: z.number().int().min(1).default(3),
     scoring_metric: ScoringMetric.default('smape'),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    metadata: Metadata.nullish(),
   })
   .meta({ id: 'EnsembleForecastRequest' });
 export type EnsembleRequestT = z.infer<typeof EnsembleForecastRequest>;

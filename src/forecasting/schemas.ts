@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorBody } from '../http/schemas.ts';
+import { findJsonProblem } from '../shared/json.ts';
 
 /** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
 export const LIMITS = {
@@ -14,6 +15,19 @@ export const LIMITS = {
 } as const;
 
 const Value = z.number().nullable();
+
+/** Free-form metadata is echoed back: bounded in depth and size so it can always be stored and sent. */
+export const METADATA_MAX_BYTES = 16_384;
+export const METADATA_MAX_DEPTH = 8;
+export const Metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const problem = findJsonProblem(value, METADATA_MAX_DEPTH);
+  if (problem) {
+    ctx.addIssue({ code: 'custom', path: problem.path, message: problem.msg });
+    return;
+  }
+  const size = Buffer.byteLength(JSON.stringify(value));
+  if (size > METADATA_MAX_BYTES) ctx.addIssue({ code: 'custom', message: `Metadata is ${size} bytes as JSON; at most ${METADATA_MAX_BYTES} are accepted` });
+});
 const Step = z.union([z.array(Value).min(1).max(LIMITS.maxVariates), Value]);
 
 export const ForecastInput = z
@@ -26,7 +40,7 @@ export const ForecastInput = z
     past_covariates: z.record(z.string().max(128), z.array(Value)).nullish(),
     future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish(),
     static_covariates: z.record(z.string().max(128), z.number()).nullish(),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    metadata: Metadata.nullish().describe(`Free-form; echoed back. At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`),
     item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
   })
   .meta({ id: 'ForecastInput' });
@@ -50,7 +64,7 @@ export const ForecastRequest = z
     model: z.string().min(1).max(200),
     inputs: z.array(ForecastInput).min(1),
     parameters: ForecastParameters.nullish(),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    metadata: Metadata.nullish().describe(`Free-form; echoed back. At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`),
   })
   .meta({ id: 'ForecastRequest' });
 export type ForecastRequestT = z.infer<typeof ForecastRequest>;

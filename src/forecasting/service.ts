@@ -6,13 +6,14 @@ import { EngineError, type Engine, type SeriesForecast } from '../engine/types.t
 import { AppError, ValidationFailure } from '../http/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, UsageSource } from './metering.ts';
-import { prepareForecast, type PreparedForecast } from './prepare.ts';
+import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
 
 export interface ForecastCtx {
   engine: Engine;
   catalog: Catalog;
   meter: Meter;
+  config: { forecast: PrepareLimits };
 }
 
 export interface CallInfo {
@@ -146,22 +147,26 @@ export function planForecast(ctx: ForecastCtx, req: ForecastRequestT): { prepare
   if (!model.available) {
     throw new AppError('upstream_unavailable', `Model '${model.id}' is not available: ${model.unavailable_reason ?? 'not downloaded'}`);
   }
-  const prepared = prepareForecast(req, model);
+  const prepared = prepareForecast(req, model, ctx.config.forecast);
   return { prepared, credits: creditsFor(model.pricing, prepared.usage) };
 }
 
+export type Planned = ReturnType<typeof planForecast>;
+
 /**
- * The one path of a metered forecast: plan → access check → hold credits → run → commit
- * (debit + usage event) → answer. A failed run releases the hold: a failed forecast costs nothing.
+ * The one path of a metered forecast: plan (413 when the response would pass the output cap) →
+ * access check → hold credits → run → `finish` (e.g. serialise the answer) → commit (debit + usage
+ * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
+ * releases it: a forecast that cannot be produced costs nothing.
  */
-export async function runForecast(
+export async function runPlanned<T>(
   ctx: ForecastCtx,
   principal: Principal,
-  req: ForecastRequestT,
+  { prepared, credits }: Planned,
   call: CallInfo,
+  finish: (response: ForecastResponse) => Promise<T> | T,
   signal?: AbortSignal,
-): Promise<ForecastResponse> {
-  const { prepared, credits } = planForecast(ctx, req);
+): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
   const hold = await ctx.meter.hold({
     principal,
@@ -171,13 +176,24 @@ export async function runForecast(
     usage: prepared.usage,
     credits,
   });
-  let response: ForecastResponse;
   try {
-    response = await executePrepared(ctx, prepared, signal);
+    const response = await executePrepared(ctx, prepared, signal);
+    const answer = await finish(response);
+    await hold.commit({ latencyMs: response.latency_ms ?? 0 });
+    return answer;
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');
     throw err;
   }
-  await hold.commit({ latencyMs: response.latency_ms ?? 0 });
-  return response;
+}
+
+/** A metered forecast whose answer is the response object (MCP, tests). */
+export async function runForecast(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: ForecastRequestT,
+  call: CallInfo,
+  signal?: AbortSignal,
+): Promise<ForecastResponse> {
+  return runPlanned(ctx, principal, planForecast(ctx, req), call, (r) => r, signal);
 }
