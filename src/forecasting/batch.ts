@@ -36,7 +36,7 @@ export async function runBatch<T = ForecastResponse>(
     }
   });
   const outputValues = planned.reduce((a, p) => a + ('plan' in p ? p.plan.prepared.usage.output_tokens : 0), 0);
-  const cap = ctx.config.forecast.maxOutputValues;
+  const cap = outputValues > 0 ? ctx.config.forecast.maxOutputValues : 0;
   if (outputValues > cap) {
     throw new AppError(
       'request_too_large',
