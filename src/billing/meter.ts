@@ -51,16 +51,16 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
           done = true;
           try {
             await settle(db, row, {
-            principal: req.principal,
-            requestId: req.requestId,
-            source: req.source,
-            model: req.model,
-            usage: outcome.usage ?? req.usage,
-            credits: outcome.credits ?? req.credits,
-            latencyMs: outcome.latencyMs,
-            creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
-            now: ctx.clock.now(),
-          });
+              principal: req.principal,
+              requestId: req.requestId,
+              source: req.source,
+              model: req.model,
+              usage: outcome.usage ?? req.usage,
+              credits: outcome.credits ?? req.credits,
+              latencyMs: outcome.latencyMs,
+              creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
+              now: ctx.clock.now(),
+            });
           } catch (err) {
             done = false; // nothing was debited: the caller's release must still give the credits back
             throw err;

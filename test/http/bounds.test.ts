@@ -22,7 +22,18 @@ describe(`request bounds (${DB_KIND})`, () => {
   test('output values count in the price: horizon × series × (1 + quantile levels + samples)', async () => {
     const u = await registerUser(t);
     const before = await balanceOf(t, u.id);
-    const r = await fc(u, { model: 'echo-last', inputs: [{ target: [[1, 2], [3, 4]] }], parameters: { prediction_length: 10, quantile_levels: [0.5], num_samples: 20 } });
+    const r = await fc(u, {
+      model: 'echo-last',
+      inputs: [
+        {
+          target: [
+            [1, 2],
+            [3, 4],
+          ],
+        },
+      ],
+      parameters: { prediction_length: 10, quantile_levels: [0.5], num_samples: 20 },
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.usage.output_tokens, 10 * 2 * (1 + 1 + 20));
     assert.equal(r.body.outputs[0].samples.length, 20);
@@ -60,7 +71,11 @@ describe(`request bounds (${DB_KIND})`, () => {
 
   test('business-day stepping is closed-form: 100000B over a long horizon answers, and matches day-by-day counting', async () => {
     const u = await registerUser(t);
-    const r = await fc(u, { model: 'echo-last', inputs: [{ target: series(10), start: '2024-01-06' }], parameters: { prediction_length: 40, frequency: '100000B' } });
+    const r = await fc(u, {
+      model: 'echo-last',
+      inputs: [{ target: series(10), start: '2024-01-06' }],
+      parameters: { prediction_length: 40, frequency: '100000B' },
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.outputs[0].timestamps.length, 40);
     // Against a day-by-day count for small multiples, from every weekday.
@@ -87,12 +102,20 @@ describe(`request bounds (${DB_KIND})`, () => {
   test('timestamps past the representable range are 422 at inputs.N.start, never a 500', async () => {
     const u = await registerUser(t);
     for (const frequency of ['100000W', '100000YS', '100000D', '100000Y', '100000QS', '100000B']) {
-      const r = await fc(u, { model: 'echo-last', inputs: [{ target: series(10) }, { target: series(10), start: '2024-01-01' }], parameters: { prediction_length: 10000, frequency } });
+      const r = await fc(u, {
+        model: 'echo-last',
+        inputs: [{ target: series(10) }, { target: series(10), start: '2024-01-01' }],
+        parameters: { prediction_length: 10000, frequency },
+      });
       assert.equal(r.status, 422, `${frequency}: ${r.text}`);
       assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'start'], frequency);
       assert.match(r.body.detail[0].msg, /representable/);
     }
-    const late = await fc(u, { model: 'echo-last', inputs: [{ target: series(10), start: '275760-09-01' }], parameters: { prediction_length: 10, frequency: 'D' } });
+    const late = await fc(u, {
+      model: 'echo-last',
+      inputs: [{ target: series(10), start: '275760-09-01' }],
+      parameters: { prediction_length: 10, frequency: 'D' },
+    });
     assert.equal(late.status, 422, late.text);
   });
 
@@ -123,7 +146,12 @@ describe(`request bounds (${DB_KIND})`, () => {
       { method: 'POST', url: '/api/account/keys', raw: '{"label":"a\\ud800b"}', loc: ['body', 'label'] },
       { method: 'POST', url: '/api/auth/register', raw: '{"email":"x\\u0000@example.com","password":"correct horse"}', loc: ['body', 'email'] },
       { method: 'POST', url: '/api/contact', raw: '{"name":"n","email":"a@example.com","message":"\\u0000"}', loc: ['body', 'message'] },
-      { method: 'POST', url: '/v1/forecast', raw: '{"model":"echo-last","inputs":[{"target":[1,2],"metadata":{"k\\u0000":1}}]}', loc: ['body', 'inputs', 0, 'metadata', 'k\u0000'] },
+      {
+        method: 'POST',
+        url: '/v1/forecast',
+        raw: '{"model":"echo-last","inputs":[{"target":[1,2],"metadata":{"k\\u0000":1}}]}',
+        loc: ['body', 'inputs', 0, 'metadata', 'k\u0000'],
+      },
       { method: 'DELETE', url: '/api/account/keys/%00', loc: ['path', 'key_id'] },
       { method: 'GET', url: '/api/account/usage?start=%00', loc: ['query', 'start'] },
       { method: 'GET', url: '/api/models?q=a%00', loc: ['query', 'q'] },
@@ -134,7 +162,12 @@ describe(`request bounds (${DB_KIND})`, () => {
       assert.deepEqual(r.body.detail[0].loc, c.loc, `${c.method} ${c.url}`);
       assert.equal(r.body.detail[0].type, 'string_unstorable');
     }
-    const form = await t.app.inject({ method: 'POST', url: '/oauth/token', payload: 'grant_type=authorization_code&client_id=%00', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: 'grant_type=authorization_code&client_id=%00',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(form.statusCode, 400, form.body);
     assert.equal(JSON.parse(form.body).error, 'invalid_request');
   });
@@ -164,7 +197,10 @@ describe(`request bounds (${DB_KIND})`, () => {
         },
       }),
     };
-    await assert.rejects(runPlanned({ ...t.deps, meter: failingMeter }, principal, plan, { requestId: 'req_commit_fails', source: 'api' }, (x) => x), /debit failed/);
+    await assert.rejects(
+      runPlanned({ ...t.deps, meter: failingMeter }, principal, plan, { requestId: 'req_commit_fails', source: 'api' }, (x) => x),
+      /debit failed/,
+    );
     assert.deepEqual(released, ['debit failed']);
     const books = await booksOf(t, u.id);
     assert.equal(books.events, 0);

@@ -11,7 +11,18 @@ test('serialiseJson writes what JSON.stringify writes, in several chunks for lar
     [],
     {},
     [1, null, undefined, () => 1, Number.NaN, Number.POSITIVE_INFINITY, { a: undefined, b: [true, false] }],
-    { date: new Date(0), nested: { x: [[1, 2], [3, 4]], s: 'x' }, skip: undefined, n: null },
+    {
+      date: new Date(0),
+      nested: {
+        x: [
+          [1, 2],
+          [3, 4],
+        ],
+        s: 'x',
+      },
+      skip: undefined,
+      n: null,
+    },
   ];
   for (const v of values) assert.equal((await serialiseJson(v)).chunks.join(''), JSON.stringify(v));
   const big = { rows: Array.from({ length: 50_000 }, (_, i) => [i / 7, -i]) };
