@@ -59,6 +59,14 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
 }
 
 async function defaultEngine(config: Config): Promise<Engine> {
-  const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
-  return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
+  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads } = config.inference;
+  return createEngine({
+    ...(workers !== null ? { poolSize: workers } : {}),
+    ...(accountConcurrency !== null ? { tenantConcurrency: accountConcurrency } : {}),
+    timeoutMs,
+    maxQueue,
+    queueWaitMs,
+    modelsDir,
+    threads,
+  });
 }

@@ -916,6 +916,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
+            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;
@@ -1083,6 +1084,7 @@ export interface components {
             static_covariates?: {
                 [key: string]: number;
             } | null;
+            /** @description Free-form; echoed back. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1107,6 +1109,7 @@ export interface components {
             model: string;
             inputs: components["schemas"]["ForecastInputInput"][];
             parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description Free-form; echoed back. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1522,6 +1525,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
+            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;
@@ -1690,6 +1694,7 @@ export interface components {
             static_covariates?: {
                 [key: string]: number;
             } | null;
+            /** @description Free-form; echoed back. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1714,6 +1719,7 @@ export interface components {
             model: string;
             inputs: components["schemas"]["ForecastInput"][];
             parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Free-form; echoed back. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;

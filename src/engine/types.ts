@@ -93,7 +93,13 @@ export interface Engine {
   /** Re-checks which models are available (verifies downloaded files); run at start-up. */
   refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */
-  forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]>;
+  /**
+   * `tenant` (the account) shares the threads fairly: a tenant runs at most its share of jobs at
+   * once, its other jobs wait (bounded) while other tenants' jobs run.
+   */
+  forecast(job: ForecastJob, opts?: { signal?: AbortSignal; tenant?: string }): Promise<SeriesForecast[]>;
+  /** Jobs running and waiting, for tests and monitoring. */
+  stats?(): { running: number; waiting: number; runningByTenant: Record<string, number> };
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { type MessagePort, threadId } from 'node:worker_threads';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type EngineErrorKind, type ForecastJob, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
@@ -6,6 +7,8 @@ import { validateJob } from './validate.ts';
 export interface WorkerTask {
   job: ForecastJob;
   env: ModelEnv;
+  /** The worker posts its threadId here as it picks the task up (the engine's running-time clock starts then). */
+  started?: MessagePort;
 }
 
 /** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
@@ -15,7 +18,9 @@ export type WorkerResult =
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
-  return async ({ job, env }) => {
+  return async ({ job, env, started }) => {
+    started?.postMessage(threadId);
+    started?.close();
     try {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);

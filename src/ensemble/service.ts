@@ -200,7 +200,11 @@ function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse, season: n
 }
 
 /** Runs every candidate's backtest and final forecast concurrently; a failing one is dropped. */
-export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
+export async function executeEnsemble(
+  ctx: ForecastCtx,
+  plan: EnsemblePlan,
+  tenant?: string,
+): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
   const t0 = performance.now();
   const req = plan.request;
   const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
@@ -208,7 +212,7 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
   const settled = await Promise.all(
     plan.candidates.map(async (c): Promise<Evaluated | null> => {
       try {
-        const [bt, final] = await Promise.all([executePrepared(ctx, c.backtest), executePrepared(ctx, c.final)]);
+        const [bt, final] = await Promise.all([executePrepared(ctx, c.backtest, undefined, tenant), executePrepared(ctx, c.final, undefined, tenant)]);
         return { candidate: c, score: scoreBacktest(plan, bt, season), result: final };
       } catch (err) {
         dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
@@ -305,7 +309,7 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
   });
   let out: Awaited<ReturnType<typeof executeEnsemble>>;
   try {
-    out = await executeEnsemble(ctx, plan);
+    out = await executeEnsemble(ctx, plan, principal.user.id);
   } catch (err) {
     await hold.release(describe(err));
     throw err;

@@ -54,7 +54,7 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
 }
 
 /** Runs a prepared forecast on the engine and shapes the response (no metering). */
-export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal): Promise<ForecastResponse> {
+export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal, tenant?: string): Promise<ForecastResponse> {
   const t0 = performance.now();
   const series: number[][] = [];
   const seriesToInput: number[] = [];
@@ -79,7 +79,7 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
         // Variates of one input share a group: multivariate models forecast them jointly.
         groupIds: seriesToInput,
       },
-      signal ? { signal } : {},
+      { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
     );
   } catch (err) {
     throw engineFailure(err, seriesToInput);
@@ -174,7 +174,7 @@ export async function runPlanned<T>(
     credits,
   });
   try {
-    const response = await executePrepared(ctx, prepared, signal);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id);
     const answer = await finish(response);
     await hold.commit({ latencyMs: response.latency_ms ?? 0 });
     return answer;

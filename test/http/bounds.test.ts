@@ -37,6 +37,7 @@ describe(`request bounds (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.usage.output_tokens, 10 * 2 * (1 + 1 + 20));
     assert.equal(r.body.outputs[0].samples.length, 20);
+    assert.equal((t.deps.engine as FakeEngine).tenants.at(-1), u.id, 'the engine shares its threads per account');
     const price = priceOf('echo-last', 'statistical');
     assert.equal(before - (await balanceOf(t, u.id)), creditsFor(price, r.body.usage));
   });
