@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
@@ -87,37 +88,58 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
   if (forecasts.length !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
-  return shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+  return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
 }
 
-function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], sortedLevels: number[], latencyMs: number): ForecastResponse {
+/** Numbers shaped between two turns of the event loop (a 2-million-number answer must not pin it). */
+const SHAPE_SLICE = 20_000;
+
+async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], sortedLevels: number[], latencyMs: number): Promise<ForecastResponse> {
   const h = prepared.horizon;
   let k = 0;
-  const outputs = prepared.inputs.map((inp) => {
+  let shaped = 0;
+  const outputs: ForecastResponse['outputs'] = [];
+  for (const inp of prepared.inputs) {
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
-    // steps × variates, like the target.
-    const matrix = (pick: (f: SeriesForecast) => number[]) => Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
-    const quantile_predictions = prepared.quantileLevels.map((level) => {
+    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers.
+    const matrix = async (pick: (f: SeriesForecast) => number[]): Promise<number[][]> => {
+      const cols = fc.map(pick);
+      const rows = new Array<number[]>(h);
+      for (let t = 0; t < h; t++) {
+        rows[t] = cols.map((c) => c[t] as number);
+        shaped += cols.length;
+        if (shaped >= SHAPE_SLICE) {
+          shaped = 0;
+          await nextTurn();
+        }
+      }
+      return rows;
+    };
+    const quantile_predictions: { level: number; values: number[][] }[] = [];
+    for (const level of prepared.quantileLevels) {
       const row = sortedLevels.indexOf(level);
-      return { level, values: matrix((f) => f.quantiles[row] as number[]) };
-    });
-    const samples =
-      prepared.numSamples > 0 ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean)) : null;
+      quantile_predictions.push({ level, values: await matrix((f) => f.quantiles[row] as number[]) });
+    }
+    let samples: number[][][] | null = null;
+    if (prepared.numSamples > 0) {
+      samples = [];
+      for (let s = 0; s < prepared.numSamples; s++) samples.push(await matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean));
+    }
     const metadata: Record<string, unknown> = {};
     if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
     if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
     if (inp.truncated) metadata.truncated_from = inp.originalLength;
     const info = fc.map((f) => f.info).filter((x) => x !== undefined);
     if (info.length > 0) metadata.model_info = info;
-    return {
-      mean: matrix((f) => f.mean),
+    outputs.push({
+      mean: await matrix((f) => f.mean),
       quantile_predictions,
       samples,
       timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
       metadata: Object.keys(metadata).length > 0 ? metadata : null,
-    };
-  });
+    });
+  }
   const truncated = prepared.inputs.filter((x) => x.truncated).map((x) => x.originalLength);
   return {
     id: `fcst_${randomUUID().replaceAll('-', '')}`,
