@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { filesStamp, NOT_DOWNLOADED } from './files.ts';
 import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
-import { EngineError, type Engine, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
+import { EngineError, type Engine, type EngineOptionsPerJob, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
 
@@ -167,7 +167,11 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
+<<<<<<< HEAD
     async forecast(job: ForecastJob, opts?: { signal?: AbortSignal; tenant?: string }): Promise<SeriesForecast[]> {
+=======
+    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]> {
+>>>>>>> main
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
@@ -192,6 +196,7 @@ export function createEngine(options: EngineOptions): Engine {
       });
       const signal = opts?.signal ? AbortSignal.any([timeout.signal, opts.signal]) : timeout.signal;
       let result: WorkerResult;
+<<<<<<< HEAD
       let stopping: Promise<unknown> | null = null;
       try {
         result = await pool.run({ job, env, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
@@ -199,6 +204,16 @@ export function createEngine(options: EngineOptions): Engine {
         // An aborted task's thread is being terminated; its slot is free once it has exited.
         if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
         if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
+=======
+      inFlight++;
+      const queuedAt = Date.now();
+      try {
+        result = await pool.run({ job, env, queuedAt }, { name: 'runTask', signal });
+      } catch (err) {
+        // A killed job's timing is unknown beyond its total time: count it all as running.
+        opts?.onTiming?.({ queueMs: 0, runMs: Date.now() - queuedAt });
+        if (timeout.aborted) throw new EngineError('timeout', `the job did not finish within ${options.timeoutMs} ms`);
+>>>>>>> main
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {
@@ -207,11 +222,19 @@ export function createEngine(options: EngineOptions): Engine {
         if (stopping) void stopping.then(release);
         else release();
       }
+      if (result.timing) opts?.onTiming?.(result.timing);
       if (!result.ok) throw new EngineError(result.kind, result.message, result.seriesIndex, result.field);
       return result.forecasts;
     },
 
+<<<<<<< HEAD
     stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy) }),
+=======
+    stats() {
+      const waiting = Math.min(inFlight, pool.queueSize);
+      return { running: inFlight - waiting, waiting };
+    },
+>>>>>>> main
 
     async close(): Promise<void> {
       await pool.destroy();

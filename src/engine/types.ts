@@ -87,12 +87,25 @@ export class EngineError extends Error {
   }
 }
 
+/** Where a job's time went: waiting for a worker, then running on it (milliseconds). */
+export interface JobTiming {
+  queueMs: number;
+  runMs: number;
+}
+
+export interface EngineOptionsPerJob {
+  signal?: AbortSignal;
+  /** Called once the job has run (successfully or not), when the engine knows its timing. */
+  onTiming?: (timing: JobTiming) => void;
+}
+
 export interface Engine {
   /** Every model the engine knows, available or not. */
   models(): ModelInfo[];
   /** Re-checks which models are available (verifies downloaded files); run at start-up. */
   refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */
+<<<<<<< HEAD
   /**
    * `tenant` (the account) shares the threads fairly: a tenant runs at most its share of jobs at
    * once, its other jobs wait (bounded) while other tenants' jobs run.
@@ -100,6 +113,11 @@ export interface Engine {
   forecast(job: ForecastJob, opts?: { signal?: AbortSignal; tenant?: string }): Promise<SeriesForecast[]>;
   /** Jobs running and waiting, for tests and monitoring. */
   stats?(): { running: number; waiting: number; runningByTenant: Record<string, number> };
+=======
+  forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  /** Jobs admitted and not finished: running on a worker, and waiting for one. */
+  stats?(): { running: number; waiting: number };
+>>>>>>> main
   close(): Promise<void>;
 }
 

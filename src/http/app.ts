@@ -10,6 +10,7 @@ import { sendRestError } from './errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
+import { registerMetricsHook } from '../metrics/http.ts';
 import { findJsonProblem } from '../shared/json.ts';
 
 declare module 'fastify' {
@@ -103,6 +104,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     for (const m of methods) routeSchemas.set(`${m} ${route.url}`, route.schema);
   });
 
+  registerMetricsHook(app, deps);
   // Every string a request carries (body of any content type, query, path) is checked once, here,
   // for what neither database can store (NUL, lone surrogates), and every body for nesting deeper
   // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next).
