@@ -73,8 +73,8 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
   return deps;
 }
 
-<<<<<<< HEAD
-async function defaultEngine(config: Config): Promise<Engine> {
+/** The local worker pool. */
+export function localEngine(config: Config): Engine {
   const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads } = config.inference;
   return createEngine({
     ...(workers !== null ? { poolSize: workers } : {}),
@@ -85,12 +85,6 @@ async function defaultEngine(config: Config): Promise<Engine> {
     modelsDir,
     threads,
   });
-=======
-/** The local worker pool. */
-export function localEngine(config: Config): Engine {
-  const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
-  return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
->>>>>>> main
 }
 
 /** The gateway's engine: the local pool, behind the remote router when REMOTE_MODELS or MODEL_FALLBACKS are set. */

@@ -167,24 +167,23 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
-<<<<<<< HEAD
-    async forecast(job: ForecastJob, opts?: { signal?: AbortSignal; tenant?: string }): Promise<SeriesForecast[]> {
-=======
     async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]> {
->>>>>>> main
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
       if (!status.available) throw new EngineError('unavailable', status.unavailableReason ?? `model '${job.model}' is not available`);
       validateJob(job);
       if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+      const queuedAt = Date.now();
       const release = await admit(opts?.tenant ?? null, opts?.signal);
       // The worker reports its thread as it picks the task up: the running-time limit starts then,
       // and a timed-out job keeps its slot until that thread has really exited.
       const { port1, port2 } = new MessageChannel();
       let thread: Worker | undefined;
+      let startedAt: number | undefined;
       const started = new Promise<void>((resolve) => {
         port1.once('message', (threadId: number) => {
+          startedAt = Date.now();
           thread = pool.threads.find((w) => w.threadId === threadId);
           resolve();
         });
@@ -196,24 +195,16 @@ export function createEngine(options: EngineOptions): Engine {
       });
       const signal = opts?.signal ? AbortSignal.any([timeout.signal, opts.signal]) : timeout.signal;
       let result: WorkerResult;
-<<<<<<< HEAD
       let stopping: Promise<unknown> | null = null;
       try {
-        result = await pool.run({ job, env, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
+        result = await pool.run({ job, env, queuedAt, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
       } catch (err) {
+        // A killed job's timing: its wait, then the rest as running.
+        const now = Date.now();
+        opts?.onTiming?.({ queueMs: (startedAt ?? now) - queuedAt, runMs: now - (startedAt ?? now) });
         // An aborted task's thread is being terminated; its slot is free once it has exited.
         if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
         if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
-=======
-      inFlight++;
-      const queuedAt = Date.now();
-      try {
-        result = await pool.run({ job, env, queuedAt }, { name: 'runTask', signal });
-      } catch (err) {
-        // A killed job's timing is unknown beyond its total time: count it all as running.
-        opts?.onTiming?.({ queueMs: 0, runMs: Date.now() - queuedAt });
-        if (timeout.aborted) throw new EngineError('timeout', `the job did not finish within ${options.timeoutMs} ms`);
->>>>>>> main
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {
@@ -227,14 +218,7 @@ export function createEngine(options: EngineOptions): Engine {
       return result.forecasts;
     },
 
-<<<<<<< HEAD
     stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy) }),
-=======
-    stats() {
-      const waiting = Math.min(inFlight, pool.queueSize);
-      return { running: inFlight - waiting, waiting };
-    },
->>>>>>> main
 
     async close(): Promise<void> {
       await pool.destroy();

@@ -7,13 +7,10 @@ import { validateJob } from './validate.ts';
 export interface WorkerTask {
   job: ForecastJob;
   env: ModelEnv;
-<<<<<<< HEAD
   /** The worker posts its threadId here as it picks the task up (the engine's running-time clock starts then). */
   started?: MessagePort;
-=======
-  /** Date.now() when the job was handed to the pool (threads share the clock): gives the queue wait. */
+  /** Date.now() when the job was handed to the engine (threads share the clock): gives the queue wait. */
   queuedAt?: number;
->>>>>>> main
 }
 
 /** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
@@ -24,15 +21,11 @@ export type WorkerResult = (
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
-<<<<<<< HEAD
-  return async ({ job, env, started }) => {
-    started?.postMessage(threadId);
-    started?.close();
-=======
-  return async ({ job, env, queuedAt }) => {
+  return async ({ job, env, queuedAt, started: startedPort }) => {
+    startedPort?.postMessage(threadId);
+    startedPort?.close();
     const started = Date.now();
     const timing = (): JobTiming => ({ queueMs: queuedAt === undefined ? 0 : Math.max(0, started - queuedAt), runMs: Date.now() - started });
->>>>>>> main
     try {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
