@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ErrorBody } from '../http/schemas.ts';
 import { findJsonProblem } from '../shared/json.ts';
+import { ErrorBody } from '../shared/schemas.ts';
 
 /** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
 export const LIMITS = {

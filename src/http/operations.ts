@@ -5,7 +5,7 @@ import { AppError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
-import { errors } from './schemas.ts';
+import { errors } from '../shared/schemas.ts';
 import type { ZApp } from './types.ts';
 
 type InputPart = 'body' | 'querystring' | 'params';
