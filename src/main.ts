@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createDeps, localEngine } from './deps.ts';
 import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
+import { paymentsWarning } from './billing/providers/index.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
     process.stdout.write(`TSFM inference node on http://${config.host}:${config.port}/v2 (Open Inference Protocol v2)\n`);
     return;
   }
+  const paymentsNote = paymentsWarning(config);
+  if (paymentsNote) process.stderr.write(`warning: ${paymentsNote}\n`);
   const deps = await createDeps(config);
   // Until Redis answers, limits are counted per process (the insurance limiter); wait briefly for it.
   if (!(await deps.rateLimiter.ready(5000))) process.stderr.write('warning: REDIS_URL did not answer within 5 s; rate limits are per process until it does\n');
