@@ -257,7 +257,10 @@ export async function executeEnsemble(
   const settled = await Promise.all(
     plan.candidates.map(async (c): Promise<Evaluated | null> => {
       try {
-        const [final, ...bts] = await Promise.all([executePrepared(ctx, c.final, undefined, tenant), ...c.backtests.map((b) => executePrepared(ctx, b, undefined, tenant))]);
+        const [final, ...bts] = await Promise.all([
+          executePrepared(ctx, c.final, undefined, tenant),
+          ...c.backtests.map((b) => executePrepared(ctx, b, undefined, tenant)),
+        ]);
         const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
         return { candidate: c, score, result: final as ForecastResponse };
       } catch (err) {
