@@ -35,7 +35,24 @@ export interface EngineOptions {
 }
 
 /**
- * The engine: model fitting runs on a piscina worker-thread pool, never on the event loop.
+ * Models whose forecast is a copy or a straight line (O(length + horizon) arithmetic): a job for
+ * one of them small enough (INLINE_MAX_VALUES numbers in and out) runs on the calling thread.
+ * Sending it to a worker would cost far more than running it: two structured clones, two
+ * message hops and a promise per job, which made the worker pool the bottleneck of small
+ * metered forecasts (docs/adr/0009-group-commit-metering.md).
+ */
+export const INLINE_MODELS: ReadonlySet<string> = new Set(['naive', 'seasonal-naive', 'drift']);
+export const INLINE_MAX_VALUES = 20_000;
+
+function inlineCost(job: ForecastJob): number {
+  let n = 0;
+  for (const s of job.series) n += s.length;
+  return n + job.series.length * job.horizon * (2 + job.quantileLevels.length + job.numSamples);
+}
+
+/**
+ * The engine: model fitting runs on a piscina worker-thread pool, never on the event loop
+ * (except the trivial INLINE_MODELS on small jobs, bounded by INLINE_MAX_VALUES).
  * A timed-out or aborted job terminates the thread running it (piscina replaces the thread),
  * so a runaway fit does not keep burning a core.
  *
@@ -179,6 +196,17 @@ export function createEngine(options: EngineOptions): Engine {
       if (!status.available) throw new EngineError('unavailable', status.unavailableReason ?? `model '${job.model}' is not available`);
       validateJob(job);
       if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+      if (INLINE_MODELS.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES) {
+        const startedAt = performance.now();
+        try {
+          return await impl.forecast(job, env);
+        } catch (err) {
+          if (err instanceof EngineError) throw err;
+          throw new EngineError('failed', err instanceof Error ? err.message : String(err));
+        } finally {
+          opts?.onTiming?.({ queueMs: 0, runMs: performance.now() - startedAt });
+        }
+      }
       const queuedAt = Date.now();
       const release = await admit(opts?.tenant ?? null, opts?.signal);
       // The worker reports its thread as it picks the task up: the running-time limit starts then,

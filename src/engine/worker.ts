@@ -1,7 +1,6 @@
 import { type MessagePort, threadId } from 'node:worker_threads';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type EngineErrorKind, type ForecastJob, type JobTiming, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
-import { validateJob } from './validate.ts';
 
 /** What the pool sends a worker thread. */
 export interface WorkerTask {
@@ -29,7 +28,7 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
     try {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
-      validateJob(job);
+      // createEngine validated the job before sending it (validateJob): it is not checked twice.
       const forecasts = await impl.forecast(job, env);
       return { ok: true, forecasts, timing: timing() };
     } catch (err) {
