@@ -58,20 +58,25 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         async commit(outcome) {
           if (done) return;
           done = true;
-          await groups.settle({
-            hold: row,
-            settlement: {
-              principal: req.principal,
-              requestId: req.requestId,
-              source: req.source,
-              model: req.model,
-              usage: outcome.usage ?? req.usage,
-              credits: outcome.credits ?? req.credits,
-              latencyMs: outcome.latencyMs,
-              creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
-              now: ctx.clock.now(),
-            },
-          });
+          try {
+            await groups.settle({
+              hold: row,
+              settlement: {
+                principal: req.principal,
+                requestId: req.requestId,
+                source: req.source,
+                model: req.model,
+                usage: outcome.usage ?? req.usage,
+                credits: outcome.credits ?? req.credits,
+                latencyMs: outcome.latencyMs,
+                creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
+                now: ctx.clock.now(),
+              },
+            });
+          } catch (err) {
+            done = false; // nothing was debited: the caller's release must still give the credits back
+            throw err;
+          }
         },
         async release() {
           if (done) return;
