@@ -4,6 +4,7 @@ import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { EnsembleForecastRequest, EnsembleForecastResponseBody } from './schemas.ts';
 import { runEnsemble } from './service.ts';
+import { usageSourceOf } from '../usage/source.ts';
 
 export function registerEnsembleRoutes(app: ZApp, deps: Deps): void {
   app.post('/v1/forecast/ensemble', {
@@ -15,6 +16,9 @@ export function registerEnsembleRoutes(app: ZApp, deps: Deps): void {
       body: EnsembleForecastRequest,
       response: { 200: EnsembleForecastResponseBody, ...errors(...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504) },
     },
-    handler: async (req) => runEnsemble(deps, principalOf(req), req.body, { requestId: req.id, source: 'ensemble' }),
+    handler: async (req) => {
+      const principal = principalOf(req);
+      return runEnsemble(deps, principal, req.body, { requestId: req.id, source: usageSourceOf(req, principal, 'ensemble') });
+    },
   });
 }

@@ -291,7 +291,7 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
       throw err;
     }
   });
-  const hold = await ctx.meter.hold({ principal, requestId: call.requestId, source: 'ensemble', model: 'ensemble', usage: plan.usage, credits: plan.totalCredits });
+  const hold = await ctx.meter.hold({ principal, requestId: call.requestId, source: call.source, model: 'ensemble', usage: plan.usage, credits: plan.totalCredits });
   let out: Awaited<ReturnType<typeof executeEnsemble>>;
   try {
     out = await executeEnsemble(ctx, plan);

@@ -6,6 +6,7 @@ import type { ZApp } from '../http/types.ts';
 import { runBatch } from './batch.ts';
 import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, ForecastResponseBody, LIMITS } from './schemas.ts';
 import { runForecast } from './service.ts';
+import { usageSourceOf } from '../usage/source.ts';
 
 const FORECAST_ERRORS = errors(...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504);
 
@@ -19,7 +20,10 @@ export function registerForecastRoutes(app: ZApp, deps: Deps): void {
       body: ForecastRequest,
       response: { 200: ForecastResponseBody, ...FORECAST_ERRORS },
     },
-    handler: async (req) => runForecast(deps, principalOf(req), req.body, { requestId: req.id, source: 'api' }),
+    handler: async (req) => {
+      const principal = principalOf(req);
+      return runForecast(deps, principal, req.body, { requestId: req.id, source: usageSourceOf(req, principal, 'api') });
+    },
   });
 
   app.post('/v1/forecast/batch', {

@@ -12,6 +12,7 @@ import { registerIdentityRoutes } from '../identity/routes.ts';
 import { registerBillingRoutes } from '../billing/routes.ts';
 import { registerUsageRoutes } from '../usage/routes.ts';
 import { registerAdminRoutes } from '../admin/routes.ts';
+import { registerWebRoutes } from '../web/routes.ts';
 import type { ZApp } from './types.ts';
 
 /** Every feature's routes, in one place. */
@@ -29,4 +30,5 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerUsageRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  await registerWebRoutes(app, deps);
 }

@@ -1,0 +1,15 @@
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../accounts/credentials.ts';
+import type { UsageSource } from '../forecasting/metering.ts';
+
+/** The header the web playground sends so its calls are recorded with source `playground`. */
+export const CLIENT_HEADER = 'x-tsfm-client';
+
+/**
+ * The usage source of a call: `playground` when the web app says so with a session credential
+ * (the browser's cookie, or a session token), otherwise the route's own source. API keys and
+ * OAuth tokens cannot relabel their calls: the header is ignored for them.
+ */
+export function usageSourceOf(req: FastifyRequest, principal: Principal, routeSource: UsageSource): UsageSource {
+  return principal.kind === 'session' && req.headers[CLIENT_HEADER] === 'playground' ? 'playground' : routeSource;
+}
