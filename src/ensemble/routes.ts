@@ -4,13 +4,14 @@ import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { EnsembleForecastRequest, EnsembleForecastResponseBody } from './schemas.ts';
 import { runEnsemble } from './service.ts';
-import { usageSourceOf } from '../usage/source.ts';
+import { CLIENT_HEADER_DOC, usageSourceOf } from '../usage/source.ts';
 
 export function registerEnsembleRoutes(app: ZApp, deps: Deps): void {
   app.post('/v1/forecast/ensemble', {
     config: { auth: 'user' },
     schema: {
       operationId: 'forecastEnsemble',
+      description: CLIENT_HEADER_DOC,
       tags: ['forecasting'],
       security: [{ bearer: [] }],
       body: EnsembleForecastRequest,

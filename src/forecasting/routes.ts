@@ -6,7 +6,7 @@ import type { ZApp } from '../http/types.ts';
 import { runBatch } from './batch.ts';
 import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, ForecastResponseBody, LIMITS } from './schemas.ts';
 import { runForecast } from './service.ts';
-import { usageSourceOf } from '../usage/source.ts';
+import { CLIENT_HEADER_DOC, usageSourceOf } from '../usage/source.ts';
 
 const FORECAST_ERRORS = errors(...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504);
 
@@ -15,6 +15,7 @@ export function registerForecastRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'forecast',
+      description: CLIENT_HEADER_DOC,
       tags: ['forecasting'],
       security: [{ bearer: [] }],
       body: ForecastRequest,

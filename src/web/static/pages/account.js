@@ -64,6 +64,19 @@ function KeysSection() {
 const MEASURES = (row) => html`<td>${fmt.int(row.requests)}</td><td>${fmt.int(row.total_tokens)}</td><td>${fmt.int(row.credits)}</td><td>${fmt.usd(row.cost_nano_usd)}</td>`;
 const MEASURE_HEAD = html`<th scope="col">requests</th><th scope="col">tokens</th><th scope="col">credits</th><th scope="col">cost</th>`;
 
+/** One row per UTC day of the window (days without calls count zero), so the bars keep their dates. */
+function everyDay(sum) {
+  const byDate = new Map(sum.daily.map((d) => [d.date, d]));
+  const out = [];
+  const day = 86_400_000;
+  const end = Date.parse(sum.end);
+  for (let t = Math.floor(Date.parse(sum.start) / day) * day; t < end; t += day) {
+    const date = new Date(t).toISOString().slice(0, 10);
+    out.push(byDate.get(date) ?? { date, credits: 0, requests: 0 });
+  }
+  return out;
+}
+
 function UsageSection() {
   const [version, setVersion] = useState(0);
   const [sum, loadError] = useLoad('/api/account/usage/summary', version);
@@ -87,7 +100,7 @@ function UsageSection() {
     ${sum
       ? html`<p class="facts"><span>${fmt.date(sum.start)} – ${fmt.date(sum.end)}</span><span><strong>${fmt.int(sum.totals.requests)}</strong> requests</span>
             <span><strong>${fmt.int(sum.totals.credits)}</strong> credits</span><span>${fmt.usd(sum.totals.cost_nano_usd)}</span></p>
-          <${DailyBars} days=${sum.daily} measure="credits" label="Credits" />
+          <${DailyBars} days=${everyDay(sum)} measure="credits" label="Credits" />
           <div class="grid2">${table('By model', 'model', sum.by_model)} ${table('By source', 'source', sum.by_source)}</div>
           <h3>Recent calls</h3>
           <div class="table-wrap" tabindex="0" role="region" aria-label="Recent calls"><table>

@@ -53,7 +53,7 @@ function ResultCard({ result, series, pick }) {
   return html`<section class="card result" aria-label=${`Result of ${result.model}`}>
     <h3>${result.model}</h3>
     <p class="facts">
-      <span>cost: <strong data-testid="credits">${result.credits ?? '?'} credits</strong></span>
+      <span>cost: <strong data-testid="credits">${result.credits ?? '?'} credit${result.credits === 1 ? '' : 's'}</strong></span>
       <span>${fmt.int(r.usage.total_tokens)} tokens</span>
       <span>${Math.round(r.latency_ms ?? 0)} ms</span>
       ${r.truncated_from ? html`<span>input truncated from ${r.truncated_from} points</span>` : null}
