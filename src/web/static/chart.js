@@ -49,7 +49,7 @@ export function FanChart({ history, output, title }) {
       const data = [xs, [...history, ...Array(mean.length).fill(null)], pad([last, ...mean], n - 1)];
       const bands = [];
       if (lo && hi) {
-        series.push({ label: `q${hi.level}`, stroke: COLORS.bandLine, width: 1 }, { label: `q${lo.level}`, stroke: COLORS.bandLine, width: 1 });
+        series.push({ label: `q${hi.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } }, { label: `q${lo.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } });
         data.push(pad([last, ...hi.values.map((v) => v[0])], n - 1), pad([last, ...lo.values.map((v) => v[0])], n - 1));
         bands.push({ series: [3, 4], fill: COLORS.band });
       }
