@@ -9,6 +9,7 @@ import { ForgotPage, LoginPage, RegisterPage, ResetPage } from './pages/auth.js'
 import { HomePage } from './pages/home.js';
 import { ModelsPage } from './pages/models.js';
 import { PlaygroundPage } from './pages/playground.js';
+import { ErrorBox, Notice, useAction } from './ui.js';
 
 const PAGES = {
   '/': ['Home', HomePage],
@@ -52,6 +53,19 @@ function Nav({ user, path }) {
   </header>`;
 }
 
+/** Shown while the account's e-mail is not confirmed (free credits wait for it). */
+function VerifyBanner({ user }) {
+  const [run, busy, error] = useAction();
+  const [sent, setSent] = useState('');
+  if (!user || user.email_verified !== false) return null;
+  const resend = () => run(async () => setSent((await api.post('/api/auth/verify-email/resend')).message));
+  return html`<div class="banner" role="region" aria-label="E-mail confirmation">
+    <p>Confirm your e-mail address: open the link we sent to <strong>${user.email}</strong>. Your free credits are granted once it is confirmed.
+      <button type="button" class="secondary" disabled=${busy} onClick=${resend}>Send a new link</button></p>
+    <${Notice} text=${sent} /><${ErrorBox} error=${error} />
+  </div>`;
+}
+
 function App() {
   const path = location.pathname.replace(/\/+$/, '') || '/';
   const [user, setUser] = useState(undefined);
@@ -64,6 +78,7 @@ function App() {
   }, [title]);
   return html`<a class="skip" href="#main">Skip to content</a>
     <${Nav} user=${user} path=${path} />
+    <${VerifyBanner} user=${user} />
     <main id="main" tabindex="-1">
       ${user === undefined ? html`<p class="muted" aria-busy="true">Loading…</p>` : html`<${Page} user=${user} path=${path} />`}
     </main>
