@@ -59,7 +59,7 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await page.goto('/register');
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel(/^Password/).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create the account' }).click();
+    await page.getByLabel(/^Password/).press('Enter');
     await page.waitForURL('**/playground');
   }
 
@@ -77,6 +77,24 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await alert.waitFor();
     assert.match(await alert.innerText(), /invalid_credentials/);
     await shot(page, 'login');
+
+    // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
+    await page.goto('/');
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+
+    // Narrow screens: no page is wider than the viewport (wide tables scroll inside their box).
+    await page.setViewportSize({ width: 380, height: 800 });
+    for (const path of ['/', '/login', '/register', '/models', '/playground']) {
+      await page.goto(path);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+      const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      assert.ok(scroll <= inner, `${path} is ${scroll}px wide in a ${inner}px viewport`);
+    }
     assert.deepEqual(errors, []);
     await ctx.close();
   });
