@@ -1,54 +1,20 @@
 import type { Config } from './config.ts';
-import { openDatabase, type Database } from './db/index.ts';
-import { createMailer, type Mailer } from './mail/mailer.ts';
-import { createCaptchaVerifier, type CaptchaVerifier } from './accounts/captcha.ts';
-import { systemClock, type Clock } from './shared/clock.ts';
-import type { CredentialResolver } from './accounts/credentials.ts';
+import type { Deps } from './deps-types.ts';
+import { openDatabase } from './db/index.ts';
+import { createMailer } from './mail/mailer.ts';
+import { createCaptchaVerifier } from './accounts/captcha.ts';
+import { systemClock } from './shared/clock.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
-import type { Meter } from './forecasting/metering.ts';
 import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
 import { getBillingAccount, openAccountWithFreeCredits } from './billing/ledger.ts';
 import { createPaymentsProvider } from './billing/providers/index.ts';
-import type { PaymentsProvider } from './billing/providers/types.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
-import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.ts';
+import { createRateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import { createEngine } from './engine/engine.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { mcpResource } from './oauth/endpoints.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
-
-/** Everything the services need, wired once by a plain factory (no DI container). */
-export interface Deps {
-  config: Config;
-  database: Database;
-  mailer: Mailer;
-  captcha: CaptchaVerifier;
-  clock: Clock;
-  startedAt: number;
-  /** Credential kinds beyond sessions and API keys (OAuth access tokens). */
-  credentialResolvers: CredentialResolver[];
-  /** Run inside the transaction that creates an account (free credits are granted there). */
-  accountCreatedHooks: AccountCreatedHook[];
-  engine: Engine;
-  catalog: Catalog;
-  /** Credits and usage for every forecast (src/billing/meter.ts: ledger, holds, usage events). */
-  meter: Meter;
-  /** Where billing is turned on and off and metered usage is reported (PAYMENTS_PROVIDER). */
-  payments: PaymentsProvider;
-  /**
-   * Per-account request budget shared by all of an account's credentials. The HTTP hook counts
-   * every authenticated request (a batch counts its items); other entry points (MCP) call
-   * `rateLimiter.consume(accountId, points)` themselves.
-   */
-  rateLimiter: RateLimiter;
-  /** Background jobs (hold sweeper, usage reporter); false keeps them off (tests that drive them by hand). */
-  backgroundJobs?: boolean;
-  /** false silences the HTTP logger (tests). */
-  logger?: false;
-  /** Cleanup run when the app closes. */
-  close(): Promise<void>;
-}
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));

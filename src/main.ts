@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp } from './app.ts';
 
 async function main(): Promise<void> {
   let config;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { hashSecret, SECRET_PREFIX, secretMatches } from '../shared/secrets.ts';
 import type { UserRow } from './users.ts';
 

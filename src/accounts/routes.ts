@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
 import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
 import { AUTH_ERRORS, errors } from '../http/schemas.ts';

@@ -1,6 +1,6 @@
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { isUniqueViolation } from '../db/index.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 import type { Principal } from './credentials.ts';
@@ -32,7 +32,7 @@ export type AccountCreatedHook = (trx: Deps['database']['db'], user: UserRow) =>
 
 async function checkCaptcha(ctx: Ctx, response: string | null | undefined, ip: string): Promise<void> {
   if (!(await ctx.captcha.verify(response, ip))) {
-    throw new ValidationFailure([{ loc: ['body', 'captcha_response'], msg: 'Captcha verification failed', type: 'captcha_failed' }]);
+    throw new ValidationFailure([{ path: ['captcha_response'], msg: 'Captcha verification failed', type: 'captcha_failed' }]);
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';

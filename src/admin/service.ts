@@ -4,7 +4,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import { adjustBalance, ensureBillingAccount, getBillingAccount } from '../billing/ledger.ts';
 import { isUniqueViolation, type Database } from '../db/index.ts';
 import type { AuditRecordsTable, DB } from '../db/schema.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { iso } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
@@ -103,7 +103,7 @@ export async function grantCredits(
   body: { target_user_id: string; amount: number; reason: string; note?: string | null | undefined; idempotency_key?: string | null | undefined },
 ) {
   if (body.amount === 0 || Math.abs(body.amount) > MAX_GRANT) {
-    throw new ValidationFailure([{ loc: ['body', 'amount'], msg: `must be a non-zero integer between -${MAX_GRANT} and ${MAX_GRANT}`, type: 'value_error', input: body.amount }]);
+    throw new ValidationFailure([{ path: ['amount'], msg: `must be a non-zero integer between -${MAX_GRANT} and ${MAX_GRANT}`, type: 'value_error', input: body.amount }]);
   }
   return audited(ctx, body.idempotency_key, requestHash('grant_credits', body), async (trx, auditId, now) => {
     await requireUser(trx, body.target_user_id);
@@ -141,7 +141,7 @@ export async function resetUsage(
   actor: Principal,
   body: { target_user_id: string; reason: string; start?: string | null | undefined; end?: string | null | undefined; note?: string | null | undefined; idempotency_key?: string | null | undefined },
 ) {
-  const w = parseWindow(body.start, body.end, 'body');
+  const w = parseWindow(body.start, body.end);
   return audited(ctx, body.idempotency_key, requestHash('reset_usage', body), async (trx, auditId, now) => {
     await requireUser(trx, body.target_user_id);
     await ensureBillingAccount(trx, body.target_user_id, now);

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { CreditHoldsTable, DB } from '../db/schema.ts';
 import type { ChargeRequest } from '../forecasting/metering.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { Catalog, ModelAccess } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { getBillingAccount, releaseHold, reserve, settle, sweepExpiredHolds } from './ledger.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { donePage, localPage } from './pages.ts';
@@ -9,24 +9,18 @@ import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './provi
 import {
   BillingCostsRequest,
   BillingCostsResponse,
-  BillingSummary,
   PaymentsBillingProfile,
   PaymentsBillingSession,
   PaymentsBillingSessionRequest,
   WebhookAck,
 } from './schemas.ts';
-import { billingSummary, costReport, createPaymentsSession, paymentsProfile } from './service.ts';
+import { costReport, createPaymentsSession, paymentsProfile } from './service.ts';
 import { applyProviderEvent } from './state.ts';
 
 const bearer = [{ bearer: [] }];
 
 export function registerBillingRoutes(app: ZApp, deps: Deps): void {
-  app.get('/api/account/billing', {
-    config: { auth: 'user' },
-    schema: { operationId: 'getBillingSummary', tags: ['billing'], security: bearer, response: { 200: BillingSummary, ...errors(...AUTH_ERRORS) } },
-    handler: async (req) => billingSummary(deps, principalOf(req)),
-  });
-
+  // GET /api/account/billing (getBillingSummary) is declared in operations.ts.
   app.get('/api/account/billing/payments', {
     config: { auth: 'user' },
     schema: { operationId: 'getPaymentsBillingProfile', tags: ['billing'], security: bearer, response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) } },

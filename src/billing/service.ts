@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { iso } from '../shared/clock.ts';
 import { ensureBillingAccount, getBillingAccount } from './ledger.ts';
@@ -88,11 +88,11 @@ function returnUrl(ctx: BillingCtx, field: string, given: string | null | undefi
   try {
     origin = new URL(url).origin;
   } catch {
-    throw new ValidationFailure([{ loc: ['body', field], msg: 'must be an absolute http(s) URL', type: 'url_parsing', input: url }]);
+    throw new ValidationFailure([{ path: [field], msg: 'must be an absolute http(s) URL', type: 'url_parsing', input: url }]);
   }
   if (!ctx.config.billing.returnOrigins.includes(origin)) {
     throw new ValidationFailure([
-      { loc: ['body', field], msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`, type: 'url_origin', input: url },
+      { path: [field], msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`, type: 'url_origin', input: url },
     ]);
   }
   return url;

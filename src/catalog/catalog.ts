@@ -1,5 +1,5 @@
 import type { Engine, ModelInfo } from '../engine/types.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { priceOf, type Price } from './pricing.ts';
 
 /** Who may use a model: everyone, or only accounts with active billing (enforced by the meter). */

@@ -5,8 +5,9 @@ import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
+import type { Dialect } from './dialect.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './dialect.ts';
 
 export interface Database {
   db: Kysely<DB>;

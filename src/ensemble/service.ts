@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
 import { executePrepared, planForecast } from '../forecasting/service.ts';
 import type { PreparedForecast } from '../forecasting/prepare.ts';
@@ -48,7 +48,7 @@ export function heldOutLength(predictionLength: number, shortest: number): numbe
 }
 
 function describe(err: unknown): string {
-  if (err instanceof ValidationFailure) return err.detail.map((d) => d.msg).join('; ');
+  if (err instanceof ValidationFailure) return err.issues.map((d) => d.msg).join('; ');
   if (err instanceof Error) return err.message;
   return String(err);
 }
@@ -70,7 +70,7 @@ export async function planEnsemble(
   if (heldOut < 1) {
     const i = lengths.indexOf(shortest);
     throw new ValidationFailure([
-      { loc: ['body', 'inputs', i, 'target'], msg: `inputs[${i}] has ${shortest} steps; an ensemble needs at least 2 to hold one out`, type: 'too_short' },
+      { path: ['inputs', i, 'target'], msg: `inputs[${i}] has ${shortest} steps; an ensemble needs at least 2 to hold one out`, type: 'too_short' },
     ]);
   }
 
@@ -154,7 +154,7 @@ export async function planEnsemble(
   }
   if (candidates.length === 0) {
     throw new ValidationFailure([
-      { loc: ['body', explicit ? 'models' : 'inputs'], msg: `No candidate model can serve this request: ${filters.join('; ') || 'none available'}`, type: 'value_error' },
+      { path: [explicit ? 'models' : 'inputs'], msg: `No candidate model can serve this request: ${filters.join('; ') || 'none available'}`, type: 'value_error' },
     ]);
   }
   return { request: req, heldOut, candidates, filters, totalCredits: total, usage };

@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
-import { AppError, ValidationFailure, type ValidationIssue } from '../http/errors.ts';
+import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { parseFrequency, parseStart, type Frequency } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
@@ -31,7 +31,7 @@ export interface PreparedForecast {
   metadata: Record<string, unknown> | null;
 }
 
-const at = (...loc: (string | number)[]) => ['body', ...loc];
+const at = (...path: (string | number)[]) => path;
 
 /**
  * Checks everything the schema cannot (shapes across fields, limits, the model's needs) and
@@ -40,7 +40,7 @@ const at = (...loc: (string | number)[]) => ['body', ...loc];
  */
 export function prepareForecast(req: ForecastRequestT, model: CatalogModel): PreparedForecast {
   const p: Partial<NonNullable<ForecastRequestT['parameters']>> = req.parameters ?? {};
-  const issues: ValidationIssue[] = [];
+  const issues: FieldIssue[] = [];
   const horizon = p.prediction_length ?? 24;
 
   if (req.inputs.length > LIMITS.maxInputs) {
@@ -52,7 +52,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     frequency = parseFrequency(freqCode);
     if (!frequency) {
       issues.push({
-        loc: at('parameters', p.frequency != null ? 'frequency' : 'freq'),
+        path: at('parameters', p.frequency != null ? 'frequency' : 'freq'),
         msg: `Unknown frequency '${freqCode}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, MS, M, QS, Q, YS, Y`,
         type: 'value_error',
         input: freqCode,
@@ -61,11 +61,11 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
   }
   const levelsRaw = p.quantile_levels ?? p.quantiles ?? DEFAULT_QUANTILES;
   if (new Set(levelsRaw).size !== levelsRaw.length) {
-    issues.push({ loc: at('parameters', p.quantile_levels ? 'quantile_levels' : 'quantiles'), msg: 'Quantile levels must be distinct', type: 'value_error' });
+    issues.push({ path: at('parameters', p.quantile_levels ? 'quantile_levels' : 'quantiles'), msg: 'Quantile levels must be distinct', type: 'value_error' });
   }
   if (model.max_horizon !== null && horizon > model.max_horizon) {
     issues.push({
-      loc: at('parameters', 'prediction_length'),
+      path: at('parameters', 'prediction_length'),
       msg: `Model '${model.id}' forecasts at most ${model.max_horizon} steps`,
       type: 'less_than_equal',
       input: horizon,
@@ -79,7 +79,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
   req.inputs.forEach((input, i) => {
     const target = input.target;
     if (!target || target.length === 0) {
-      issues.push({ loc: at('inputs', i, 'target'), msg: 'Field required: a non-empty series', type: 'missing' });
+      issues.push({ path: at('inputs', i, 'target'), msg: 'Field required: a non-empty series', type: 'missing' });
       return;
     }
     if (target.length > LIMITS.maxSeriesLength) {
@@ -89,7 +89,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     const flat = target.every((s) => !Array.isArray(s));
     const nested = target.every((s) => Array.isArray(s));
     if (!flat && !nested) {
-      issues.push({ loc: at('inputs', i, 'target'), msg: 'Mixes numbers and arrays: use [[v], [v], ...] or [v, v, ...]', type: 'value_error' });
+      issues.push({ path: at('inputs', i, 'target'), msg: 'Mixes numbers and arrays: use [[v], [v], ...] or [v, v, ...]', type: 'value_error' });
       return;
     }
     const width = flat ? 1 : (target[0] as (number | null)[]).length;
@@ -98,7 +98,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
       const step = target[t];
       const row = flat ? [step as number | null] : (step as (number | null)[]);
       if (row.length !== width) {
-        issues.push({ loc: at('inputs', i, 'target', t), msg: `Expected ${width} variates like the first step, got ${row.length}`, type: 'value_error' });
+        issues.push({ path: at('inputs', i, 'target', t), msg: `Expected ${width} variates like the first step, got ${row.length}`, type: 'value_error' });
         return;
       }
       for (let v = 0; v < width; v++) (variates[v] as number[])[t] = row[v] ?? Number.NaN;
@@ -117,7 +117,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     }
     if (minObserved < model.min_points) {
       issues.push({
-        loc: at('inputs', i, 'target'),
+        path: at('inputs', i, 'target'),
         msg: `inputs[${i}] has ${minObserved} observed points${width > 1 ? ' in its sparsest variate' : ''}; model '${model.id}' needs at least min_points=${model.min_points}`,
         type: 'too_short',
         ctx: { min_points: model.min_points, input_index: i },
@@ -127,20 +127,20 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     let start: Date | null = null;
     if (input.start != null) {
       start = parseStart(input.start);
-      if (!start) issues.push({ loc: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
+      if (!start) issues.push({ path: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
     }
 
     const ignored: string[] = [];
     for (const [name, values] of Object.entries(input.past_covariates ?? {})) {
       if (values.length !== originalLength) {
-        issues.push({ loc: at('inputs', i, 'past_covariates', name), msg: `Must have one value per target step (${originalLength}), got ${values.length}`, type: 'value_error' });
+        issues.push({ path: at('inputs', i, 'past_covariates', name), msg: `Must have one value per target step (${originalLength}), got ${values.length}`, type: 'value_error' });
       }
       ignored.push(name);
     }
     for (const [name, values] of Object.entries(input.future_covariates ?? {})) {
       if (values.length !== horizon && values.length !== originalLength + horizon) {
         issues.push({
-          loc: at('inputs', i, 'future_covariates', name),
+          path: at('inputs', i, 'future_covariates', name),
           msg: `Must cover the horizon (${horizon} values) or the context plus the horizon (${originalLength + horizon}), got ${values.length}`,
           type: 'value_error',
         });

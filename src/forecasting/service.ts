@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
 import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast } from './prepare.ts';
@@ -37,15 +37,15 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
       return new AppError('model_not_found', err.message);
     case 'bad_input': {
       const input = err.seriesIndex !== undefined && seriesToInput ? seriesToInput[err.seriesIndex] : undefined;
-      const loc =
+      const path =
         err.field === 'quantile_levels'
-          ? ['body', 'parameters', 'quantile_levels']
+          ? ['parameters', 'quantile_levels']
           : err.field === 'horizon'
-            ? ['body', 'parameters', 'prediction_length']
+            ? ['parameters', 'prediction_length']
             : input !== undefined
-              ? ['body', 'inputs', input, 'target']
-              : ['body', 'inputs'];
-      return new ValidationFailure([{ loc, msg: err.message, type: 'value_error' }]);
+              ? ['inputs', input, 'target']
+              : ['inputs'];
+      return new ValidationFailure([{ path, msg: err.message, type: 'value_error' }]);
     }
     default:
       return new AppError('upstream_empty', `The model failed to forecast: ${err.message}`);

@@ -2,22 +2,14 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import {
-  isResponseSerializationError,
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { Deps } from '../deps.ts';
-import { AppError, ValidationFailure } from './errors.ts';
-import { issuesToDetail, LOC_ROOT, SchemaValidationError } from './validation.ts';
+import type { Deps } from '../deps-types.ts';
+import { sendRestError } from './errors.ts';
+import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
-import { registerRoutes } from './routes.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
-
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,7 +19,8 @@ declare module 'fastify' {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+/** The Fastify app with everything but the routes: parsing, errors, OpenAPI, auth and rate-limit hooks. */
+export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
     logger:
@@ -66,7 +59,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     defaultJson(req, text, (err, value) => {
-      if (err) return done(new ValidationFailure([{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }]), undefined);
+      if (err) return done(new BodyParseError(), undefined);
       done(null, value);
     });
   });
@@ -77,7 +70,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
   });
 
-  app.setErrorHandler((err: FastifyError | Error, req, reply) => sendError(err, req, reply));
+  app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found' });
   });
@@ -111,34 +104,5 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerAuthHook(app, deps);
   registerRateLimitHook(app, deps);
-  await registerRoutes(app.withTypeProvider<ZodTypeProvider>(), deps);
   return app;
-}
-
-function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err instanceof AppError) {
-    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-    return reply.code(err.status).send({ error: err.message, code: err.code });
-  }
-  if (err instanceof SchemaValidationError) {
-    return reply.code(422).send({ detail: issuesToDetail(LOC_ROOT[err.part] ?? err.part, err.issues, err.data) });
-  }
-  if (err instanceof ValidationFailure) {
-    return reply.code(422).send({ detail: err.detail });
-  }
-  const fe = err as FastifyError;
-  if (isResponseSerializationError(err)) {
-    req.log.error({ err }, 'response failed its own schema');
-  } else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return reply.code(413).send({ error: 'Request body is too large', code: 'payload_too_large' });
-  } else if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return reply.code(415).send({ error: `Unsupported content type: ${req.headers['content-type'] ?? 'none'}`, code: 'unsupported_media_type' });
-  } else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return reply.code(fe.statusCode).send({ error: fe.message, code: 'request_error' });
-  } else {
-    req.log.error({ err }, 'unhandled error');
-  }
-  return reply
-    .code(500)
-    .send({ error: `Internal server error (request id ${req.id})`, code: 'internal_error', request_id: req.id });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resolveCredential, type Principal } from '../accounts/credentials.ts';
-import type { Deps } from '../deps.ts';
-import { AppError } from './errors.ts';
+import type { Deps } from '../deps-types.ts';
+import { AppError } from '../shared/errors.ts';
 
 export const SESSION_COOKIE = 'tsfm_session';
 

@@ -1,67 +1,55 @@
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isResponseSerializationError } from 'fastify-type-provider-zod';
+import { AppError, type ErrorReport, locate, reportError, ValidationFailure } from '../shared/errors.ts';
+import { BodyParseError, issuesToDetail, LOC_ROOT, SchemaValidationError } from './validation.ts';
+
 /**
- * The closed list of application error codes and the one table from code to HTTP status.
- * Services throw AppError; each boundary (REST, OAuth, MCP) maps it to its own wire format.
+ * The REST boundary's one error mapper. Services' field paths are placed under the request part
+ * the route reads its input from (`body`, `query`, `path`), FastAPI-style.
  */
-export const ERROR_STATUS = {
-  missing_credential: 400,
-  invalid_argument: 400,
-  request_error: 400,
-  invalid_credential: 401,
-  invalid_credentials: 401,
-  billing_required: 402,
-  no_model_access: 403,
-  model_access_denied: 403,
-  forbidden: 403,
-  not_found: 404,
-  model_not_found: 404,
-  conflict: 409,
-  payload_too_large: 413,
-  request_too_large: 413,
-  unsupported_media_type: 415,
-  request_rejected: 422,
-  validation_error: 422,
-  rate_limit_exceeded: 429,
-  internal_error: 500,
-  grpc_error: 502,
-  upstream_grpc_error: 502,
-  upstream_empty: 502,
-  upstream_unavailable: 503,
-  upstream_timeout: 504,
-} as const;
+function locPrefix(req: FastifyRequest): string {
+  const schema = req.routeOptions.schema;
+  if (schema?.body) return 'body';
+  if (schema?.querystring) return 'query';
+  if (schema?.params) return 'path';
+  return 'body';
+}
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
-
-export class AppError extends Error {
-  readonly code: ErrorCode;
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.name = 'AppError';
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.headers = headers;
+export function sendRestError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof AppError) {
+    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+    return reply.code(err.status).send({ error: err.message, code: err.code });
   }
-}
-
-/** One entry of a 422 body, FastAPI-style: where, what, which kind of failure. */
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
-
-/** A validation failure raised by service code (not by a schema): answered as 422 `{detail}`. */
-export class ValidationFailure extends Error {
-  readonly detail: ValidationIssue[];
-  constructor(detail: ValidationIssue[]) {
-    super(detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
-    this.name = 'ValidationFailure';
-    this.detail = detail;
+  if (err instanceof SchemaValidationError) {
+    return reply.code(422).send({ detail: issuesToDetail(LOC_ROOT[err.part] ?? err.part, err.issues, err.data) });
   }
+  if (err instanceof ValidationFailure) {
+    return reply.code(422).send({ detail: locate(err.issues, [locPrefix(req)]) });
+  }
+  if (err instanceof BodyParseError) {
+    return reply.code(422).send({ detail: [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }] });
+  }
+  const fe = err as FastifyError;
+  if (isResponseSerializationError(err)) {
+    req.log.error({ err }, 'response failed its own schema');
+  } else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return reply.code(413).send({ error: 'Request body is too large', code: 'payload_too_large' });
+  } else if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return reply.code(415).send({ error: `Unsupported content type: ${req.headers['content-type'] ?? 'none'}`, code: 'unsupported_media_type' });
+  } else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return reply.code(fe.statusCode).send({ error: fe.message, code: 'request_error' });
+  } else {
+    req.log.error({ err }, 'unhandled error');
+  }
+  return reply
+    .code(500)
+    .send({ error: `Internal server error (request id ${req.id})`, code: 'internal_error', request_id: req.id });
 }
 
-export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+/** A failed item of a REST answer (batch): the same mapping, validation paths under `body` (the item's). */
+export function restItemReport(err: unknown, itemRequestId: string, log: FastifyBaseLogger): ErrorReport {
+  const known = reportError(err, ['body']);
+  if (known) return known;
+  log.error({ err }, 'batch item failed unexpectedly');
+  return { error: `Internal error (request id ${itemRequestId})`, code: 'internal_error', status: 500 };
+}

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ValidationIssue } from './errors.ts';
+import { locate, zodIssues, type ValidationIssue } from '../shared/errors.ts';
 
 /** Where a request part shows up in `loc`, FastAPI-style. */
 export const LOC_ROOT: Record<string, string> = {
@@ -23,44 +23,14 @@ export class SchemaValidationError extends Error {
   }
 }
 
-function valueAt(data: unknown, path: PropertyKey[]): unknown {
-  let cur: unknown = data;
-  for (const key of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[key as string];
+/** A body that is not JSON at all (before any schema runs). */
+export class BodyParseError extends Error {
+  constructor() {
+    super('JSON decode error');
+    this.name = 'BodyParseError';
   }
-  return cur;
 }
-
-const CTX_KEYS = ['minimum', 'maximum', 'expected', 'values', 'format', 'origin', 'inclusive', 'keys'] as const;
 
 export function issuesToDetail(root: string, issues: z.core.$ZodIssue[], data: unknown): ValidationIssue[] {
-  return issues.map((issue) => {
-    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-    const input = valueAt(data, path);
-    const missing = issue.code === 'invalid_type' && input === undefined;
-    const ctx: Record<string, unknown> = {};
-    for (const k of CTX_KEYS) {
-      const v = (issue as unknown as Record<string, unknown>)[k];
-      if (v !== undefined) ctx[k] = typeof v === 'bigint' ? Number(v) : v;
-    }
-    const out: ValidationIssue = {
-      loc: [root, ...path],
-      msg: missing ? 'Field required' : issue.message,
-      type: missing ? 'missing' : issue.code,
-    };
-    if (!missing && input !== undefined && isSmall(input)) out.input = input;
-    if (Object.keys(ctx).length > 0) out.ctx = ctx;
-    return out;
-  });
-}
-
-// Echo small inputs only: a 10 MB series must not come back inside an error.
-function isSmall(v: unknown): boolean {
-  if (v === null || typeof v !== 'object') return typeof v !== 'string' || v.length <= 256;
-  try {
-    return JSON.stringify(v).length <= 256;
-  } catch {
-    return false;
-  }
+  return locate(zodIssues(issues, data), [root]);
 }

@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { buildProviders } from './providers.ts';

@@ -1,21 +1,10 @@
 import { z } from 'zod';
-import { resolveCredential } from '../accounts/credentials.ts';
-import type { Deps } from '../deps.ts';
-import { credentialFrom, principalOf } from '../http/auth.ts';
-import { AppError } from '../http/errors.ts';
+import type { Deps } from '../deps-types.ts';
+import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
 import type { ZApp } from '../http/types.ts';
+import { CreatedKey, CreateKeyRequest, KeyRecord } from './schemas.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.ts';
-
-const KeyRecord = z
-  .object({ id: z.string(), label: z.string(), prefix: z.string(), created_at: z.string(), last_used_at: z.string().nullable() })
-  .meta({ id: 'ApiKey' });
-const CreatedKey = KeyRecord.extend({ key: z.string().describe('The secret. Shown this once only.') }).meta({ id: 'CreatedApiKey' });
-const CreateKeyRequest = z.object({ label: z.string().trim().min(1).max(100) }).meta({ id: 'CreateKeyRequest' });
-export const ValidateCredentialRequest = z.object({ api_key: z.string().max(512).nullish() }).meta({ id: 'ValidateCredentialRequest' });
-export const ValidateCredentialResponse = z
-  .object({ valid: z.boolean(), auth_type: z.enum(['session', 'api_key', 'oauth']), user: z.string(), key: z.string().optional() })
-  .meta({ id: 'ValidateCredentialResponse' });
 
 export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/keys', {
@@ -44,24 +33,5 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       return { ok: true as const };
     },
   });
-
-  app.post('/v1/validate', {
-    schema: {
-      operationId: 'validateCredential',
-      tags: ['auth'],
-      body: ValidateCredentialRequest.nullish(),
-      response: { 200: ValidateCredentialResponse, ...errors(400, 401, 422) },
-    },
-    handler: async (req) => {
-      const token = req.body?.api_key ?? credentialFrom(req);
-      if (!token) throw new AppError('missing_credential', 'Send api_key in the body or an Authorization: Bearer header');
-      const p = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers);
-      return {
-        valid: true,
-        auth_type: p.kind,
-        user: p.user.id,
-        ...(p.kind === 'api_key' ? { key: p.credentialId } : {}),
-      };
-    },
-  });
+  // POST /v1/validate (validateCredential) is declared in operations.ts.
 }

@@ -1,7 +1,7 @@
 import type { Principal } from '../accounts/credentials.ts';
 import type { Ctx } from '../accounts/service.ts';
 import { isUniqueViolation } from '../db/index.ts';
-import { AppError, notFound } from '../http/errors.ts';
+import { AppError, notFound } from '../shared/errors.ts';
 import { iso } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';

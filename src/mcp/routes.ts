@@ -2,8 +2,11 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { principalOf } from '../http/auth.ts';
-import type { Deps } from '../deps.ts';
-import { AppError, ValidationFailure } from '../http/errors.ts';
+import type { Deps } from '../deps-types.ts';
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../shared/errors.ts';
+import { BodyParseError } from '../http/validation.ts';
+import { operations } from '../operations.ts';
 import type { ZApp } from '../http/types.ts';
 import { allowCrossOrigin } from '../oauth/cors.ts';
 import { MCP_PATH, mcpResourceMetadataUrl } from '../oauth/endpoints.ts';
@@ -11,6 +14,15 @@ import { MCP_SCOPE } from '../oauth/schemas.ts';
 import { registerTools } from './tools.ts';
 
 const SERVER_INFO = { name: 'tsfm-forecasting', version: '0.1.0' };
+
+/**
+ * Rate-limit points of an MCP HTTP request itself: one per JSON-RPC message except tool calls,
+ * which count their operation's declared points when they run (src/mcp/tools.ts).
+ */
+export function mcpRequestPoints(body: unknown): number {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter((m) => (m as { method?: unknown } | null)?.method !== 'tools/call').length;
+}
 
 /**
  * The hosted MCP endpoint: Streamable HTTP, stateless. Every POST gets a fresh server and
@@ -31,7 +43,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
   app.post(MCP_PATH, {
     // The shared auth hook resolves the Bearer credential (so rate limits and other per-account
     // hooks see the principal); its failures are turned into MCP's 401 below.
-    config: { auth: 'user', acceptsOAuthTokens: true },
+    config: { auth: 'user', acceptsOAuthTokens: true, points: (req) => mcpRequestPoints(req.body) },
     schema: {
       operationId: 'postMcp',
       tags: ['mcp'],
@@ -44,7 +56,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
         return reply.code(err.status).headers(err.headers).send({ error: err.message, code: err.code });
       }
       // A body that is not JSON is a JSON-RPC parse error, not a REST validation error.
-      if (err instanceof ValidationFailure) {
+      if (err instanceof BodyParseError) {
         return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be JSON' }, id: null });
       }
       if ((err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -62,12 +74,18 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       const who = principalOf(req);
 
       const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-      let calls = 0;
-      registerTools(server, deps, {
-        principal: who,
-        nextRequestId: () => (++calls === 1 ? req.id : `${req.id}:${calls}`),
-        log: req.log,
-      });
+      registerTools(
+        server,
+        deps,
+        {
+          principal: who,
+          // Unique per call even when a client repeats its x-request-id, and under the request id
+          // (costs by request id cover every call; batch items add `:<k>` below the call's id).
+          nextRequestId: () => `${req.id}:mcp_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
+          log: req.log,
+        },
+        operations,
+      );
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       // The transport writes the response itself; carry over the headers set so far (request id, CORS).

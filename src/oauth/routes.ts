@@ -5,7 +5,7 @@ import { resolveCredential } from '../accounts/credentials.ts';
 import { verifyPassword } from '../accounts/passwords.ts';
 import { createSession } from '../accounts/sessions.ts';
 import { findUserByEmail } from '../accounts/users.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import { SESSION_COOKIE } from '../http/auth.ts';
 import type { ZApp } from '../http/types.ts';
 import { SchemaValidationError } from '../http/validation.ts';

@@ -1,30 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { AppError } from '../http/errors.ts';
-import type { RateDecision } from './limiter.ts';
+import type { Deps } from '../deps-types.ts';
+import { refuse, type RateDecision } from './limiter.ts';
 
 /** Public routes limited per client address against brute force and mail flooding. */
 export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set(['/api/auth/login', '/api/auth/register', '/api/auth/forgot-password']);
 
-/** How many requests a call counts for: a batch counts each of its items. */
-function pointsOf(req: FastifyRequest): number {
-  if (req.routeOptions.url === '/v1/forecast/batch') {
-    const items = (req.body as { requests?: unknown } | undefined)?.requests;
-    if (Array.isArray(items)) return Math.max(1, items.length);
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * How many rate-limit points a request counts for (default 1; 0 counts nothing here, the
+     * route counts itself, as /mcp does per tool call). Declared operations set it from their
+     * declaration (a batch counts its items).
+     */
+    points?: (req: FastifyRequest) => number;
   }
-  return 1;
 }
 
 function applyHeaders(reply: FastifyReply, d: RateDecision): void {
   reply.header('x-ratelimit-limit', String(d.limit));
   reply.header('x-ratelimit-remaining', String(d.remaining));
   reply.header('x-ratelimit-reset', String(d.resetAt));
-}
-
-function refuse(d: RateDecision, what: string): AppError {
-  return new AppError('rate_limit_exceeded', `Rate limit exceeded: ${d.limit} ${what} per minute; retry in ${d.retryAfter} s`, {
-    'retry-after': String(d.retryAfter),
-  });
 }
 
 /**
@@ -41,7 +36,9 @@ export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'ra
       return;
     }
     if (!req.principal) return;
-    const d = await deps.rateLimiter.consume(req.principal.user.id, pointsOf(req));
+    const points = req.routeOptions.config.points?.(req) ?? 1;
+    if (points <= 0) return;
+    const d = await deps.rateLimiter.consume(req.principal.user.id, points);
     applyHeaders(reply, d);
     if (!d.allowed) throw refuse(d, 'requests for this account');
   });

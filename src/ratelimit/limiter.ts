@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { AppError } from '../shared/errors.ts';
 
 /**
  * Fixed one-minute windows through `rate-limiter-flexible`: in process memory by default, shared
@@ -28,6 +29,20 @@ export interface RateLimiter {
   /** Resolves once the shared store answers (at once in memory); false after `timeoutMs` without it. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** The 429 for a refused decision, with its retry-after header. */
+export function refuse(d: RateDecision, what: string): AppError {
+  return new AppError('rate_limit_exceeded', `Rate limit exceeded: ${d.limit} ${what} per minute; retry in ${d.retryAfter} s`, {
+    'retry-after': String(d.retryAfter),
+  });
+}
+
+/** Counts `points` against the account outside HTTP hooks (MCP tool calls); throws the 429 when refused. */
+export async function spendPoints(limiter: Pick<RateLimiter, 'consume'>, accountId: string, points: number): Promise<RateDecision> {
+  const d = await limiter.consume(accountId, points);
+  if (!d.allowed) throw refuse(d, 'requests for this account');
+  return d;
 }
 
 export interface RateLimiterSettings {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
 import pkg from '../../package.json' with { type: 'json' };
 

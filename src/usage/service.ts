@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Database } from '../db/index.ts';
 import type { DB, UsageEventsTable } from '../db/schema.ts';
-import { ValidationFailure } from '../http/errors.ts';
+import { ValidationFailure } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { iso } from '../shared/clock.ts';
 
@@ -14,19 +14,19 @@ export interface UsageCtx {
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /** Parses an ISO 8601 date or date-time (UTC when no offset is given), or 422 naming the field. */
-export function parseInstant(value: string | null | undefined, loc: (string | number)[]): number | null {
+export function parseInstant(value: string | null | undefined, path: (string | number)[]): number | null {
   if (value === null || value === undefined || value === '') return null;
   const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value) && value.includes('T');
   const ms = ISO_8601.test(value) ? Date.parse(value.length === 10 || hasZone ? value : `${value.replace(' ', 'T')}Z`) : Number.NaN;
-  if (Number.isNaN(ms)) throw new ValidationFailure([{ loc, msg: 'must be an ISO 8601 date or date-time', type: 'datetime_parsing', input: value }]);
+  if (Number.isNaN(ms)) throw new ValidationFailure([{ path, msg: 'must be an ISO 8601 date or date-time', type: 'datetime_parsing', input: value }]);
   return ms;
 }
 
 /** A [start, end) window from query or body fields; start after end is 422. */
-export function parseWindow(start: string | null | undefined, end: string | null | undefined, root: 'query' | 'body'): { start: number | null; end: number | null } {
-  const s = parseInstant(start, [root, 'start']);
-  const e = parseInstant(end, [root, 'end']);
-  if (s !== null && e !== null && s > e) throw new ValidationFailure([{ loc: [root, 'end'], msg: 'end must not be before start', type: 'value_error', input: end }]);
+export function parseWindow(start: string | null | undefined, end: string | null | undefined): { start: number | null; end: number | null } {
+  const s = parseInstant(start, ['start']);
+  const e = parseInstant(end, ['end']);
+  if (s !== null && e !== null && s > e) throw new ValidationFailure([{ path: ['end'], msg: 'end must not be before start', type: 'value_error', input: end }]);
   return { start: s, end: e };
 }
 
@@ -56,7 +56,7 @@ export async function listUsage(
   principal: Principal,
   q: { limit: number; offset: number; start?: string | null | undefined; end?: string | null | undefined },
 ) {
-  const w = parseWindow(q.start, q.end, 'query');
+  const w = parseWindow(q.start, q.end);
   let query = ctx.database.db.selectFrom('usage_events').selectAll().where('user_id', '=', principal.user.id);
   if (w.start !== null) query = query.where('created_at', '>=', w.start);
   if (w.end !== null) query = query.where('created_at', '<', w.end);
@@ -74,7 +74,7 @@ const DAY_MS = 86_400_000;
 const RECENT = 20;
 
 export async function usageSummary(ctx: UsageCtx, principal: Principal, q: { start?: string | null | undefined; end?: string | null | undefined }) {
-  const w = parseWindow(q.start, q.end, 'query');
+  const w = parseWindow(q.start, q.end);
   const now = ctx.clock.now();
   const end = w.end ?? now + 1;
   const start = w.start ?? end - 30 * DAY_MS;

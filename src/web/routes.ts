@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
 import { CONTENT_SECURITY_POLICY, shellHtml } from './shell.ts';
 

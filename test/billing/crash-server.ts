@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '../../src/config.ts';
 import { createDeps } from '../../src/deps.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/app.ts';
 
 const config = loadConfig();
 const deps = await createDeps(config, { logger: false });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp } from '../helpers/app.ts';
-import { AppError } from '../../src/http/errors.ts';
+import { AppError } from '../../src/shared/errors.ts';
 
 describe(`HTTP plumbing (${DB_KIND})`, () => {
   let t: TestApp;

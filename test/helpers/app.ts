@@ -6,9 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { z } from 'zod';
 import { loadConfig } from '../../src/config.ts';
-import { createDeps, type Deps } from '../../src/deps.ts';
+import { createDeps } from '../../src/deps.ts';
+import type { Deps } from '../../src/deps-types.ts';
 import { openDatabase, type DatabaseTarget } from '../../src/db/index.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/app.ts';
 import { MemoryMailer } from '../../src/mail/mailer.ts';
 import { FakeEngine } from './fake-engine.ts';
 

@@ -82,9 +82,9 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await page.goto('/');
     await page.getByRole('heading', { level: 1 }).waitFor();
     await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    assert.equal(await page.evaluate<string | null>('document.activeElement?.textContent ?? null'), 'Skip to content');
     await page.keyboard.press('Enter');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+    assert.equal(await page.evaluate<string | null>('document.activeElement?.id ?? null'), 'main');
 
     // Narrow screens: no page is wider than the viewport (wide tables scroll inside their box).
     await page.setViewportSize({ width: 380, height: 800 });
@@ -92,7 +92,7 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
       await page.goto(path);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
-      const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
       assert.ok(scroll <= inner, `${path} is ${scroll}px wide in a ${inner}px viewport`);
     }
     assert.deepEqual(errors, []);

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../index.ts';
+import type { Dialect } from '../dialect.ts';
 import type { DialectMigration } from './index.ts';
 
 /** Free credits of accounts that existed before billing (the same as FREE_CREDITS' default). */

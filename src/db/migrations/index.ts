@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../index.ts';
+import type { Dialect } from '../dialect.ts';
 import { m0001_accounts } from './0001_accounts.ts';
 import { m0002_billing } from './0002_billing.ts';
 import { m0003_oauth } from './0003_oauth.ts';

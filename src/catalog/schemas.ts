@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+export const CatalogModelSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    provider: z.string(),
+    family: z.string(),
+    kind: z.enum(['statistical', 'neural']),
+    description: z.string(),
+    license: z.string(),
+    supported_tasks: z.array(z.string()),
+    avg_latency_ms: z.number(),
+    latency_samples: z.number().int(),
+    context_length: z.number().int(),
+    max_context_length: z.number().int(),
+    min_points: z.number().int(),
+    max_horizon: z.number().int().nullable(),
+    capabilities: z.array(z.string()),
+    quantile_method: z.string(),
+    uses_covariates: z.boolean(),
+    multivariate: z.enum(['native', 'channel_wise']),
+    quantiles: z.boolean(),
+    samples: z.boolean(),
+    pricing: z.object({ input_credits_per_1k_tokens: z.number(), output_credits_per_1k_tokens: z.number() }),
+    access: z.enum(['all', 'billing']),
+    available: z.boolean(),
+    unavailable_reason: z.string().nullable(),
+    pull_command: z.string().nullable(),
+  })
+  .meta({ id: 'CatalogModel' });
+
+export const ModelList = z.object({ models: z.array(CatalogModelSchema) }).meta({ id: 'ModelList' });
+export const ListQuery = z.object({
+  q: z.string().max(200).optional(),
+  task: z.string().max(64).optional(),
+  capability: z.string().max(64).optional(),
+  provider: z.string().max(128).optional(),
+  available: z.enum(['true', 'false']).optional(),
+});
+// Model ids may contain one slash (ibm-granite/granite-timeseries-ttm-r2). The documented route
+// takes the id as one path parameter (a %2F is decoded); a hidden twin takes `org/name` as is.
+export const ModelIdParams = z.object({ modelId: z.string().min(1).max(200) });
+export const OrgNameParams = z.object({ org: z.string().min(1).max(100), name: z.string().min(1).max(100) });

@@ -1,0 +1,59 @@
+import { AUTH_ERRORS } from '../http/schemas.ts';
+import { defineOperation, principalOf } from '../shared/operation.ts';
+import { runBatch } from './batch.ts';
+import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, ForecastResponseBody, LIMITS, type ForecastResponse } from './schemas.ts';
+import { runForecast } from './service.ts';
+
+export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
+const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
+
+const forecastSummary = (r: ForecastResponse): string =>
+  `Forecast by ${r.model}: ${r.outputs.length} series × ${r.horizon} steps, quantiles [${r.quantile_levels.join(', ')}]; ` +
+  `${r.usage.total_tokens} tokens. First series mean: ${JSON.stringify(r.outputs[0]?.mean.slice(0, 5).map((row) => row[0]))}${r.horizon > 5 ? '…' : ''}`;
+
+/** A batch costs one rate-limit point per item (at least 1), whatever the surface. */
+export function batchPoints(input: unknown): number {
+  const items = (input as { requests?: unknown } | null | undefined)?.requests;
+  return Array.isArray(items) ? Math.max(1, items.length) : 1;
+}
+
+export const forecastOperations = [
+  defineOperation({
+    id: 'forecast',
+    method: 'POST',
+    path: '/v1/forecast',
+    tags: ['forecasting'],
+    summary: 'Forecast time series',
+    description:
+      'Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, ' +
+      'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
+    input: ForecastRequest,
+    output: ForecastResponseBody,
+    auth: ANY_CREDENTIAL,
+    errors: FORECAST_ERRORS,
+    spendsCredits: true,
+    run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
+    summarize: (r) => forecastSummary(r as ForecastResponse),
+  }),
+  defineOperation({
+    id: 'forecastBatch',
+    method: 'POST',
+    path: '/v1/forecast/batch',
+    tags: ['forecasting'],
+    summary: 'Forecast a batch of requests',
+    description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
+    input: ForecastBatchRequest,
+    output: ForecastBatchResponseBody,
+    auth: ANY_CREDENTIAL,
+    errors: FORECAST_ERRORS,
+    points: batchPoints,
+    spendsCredits: true,
+    restSource: 'batch',
+    run: ({ deps, caller, input }) =>
+      runBatch(deps, principalOf(caller), input.requests, { requestId: caller.requestId, source: caller.source }, (err, id) => caller.reportError(err, id)),
+    summarize: (r) => {
+      const failed = r.data.filter((d) => !d.ok).length;
+      return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;
+    },
+  }),
+];

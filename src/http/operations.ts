@@ -1,0 +1,62 @@
+import type { FastifyRequest } from 'fastify';
+import type { Deps } from '../deps-types.ts';
+import { AppError } from '../shared/errors.ts';
+import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
+import { CLIENT_HEADER_DOC, usageSourceOf } from '../usage/source.ts';
+import { credentialFrom } from './auth.ts';
+import { restItemReport } from './errors.ts';
+import { errors } from './schemas.ts';
+import type { ZApp } from './types.ts';
+
+type InputPart = 'body' | 'querystring' | 'params';
+
+/** Where a REST call carries an operation's input: POST → body; GET → path parameters if any, else query. */
+export function inputPartOf(op: Pick<Operation, 'method' | 'path'>): InputPart {
+  if (op.method === 'POST') return 'body';
+  return op.path.includes('/:') ? 'params' : 'querystring';
+}
+
+function inputOf(req: FastifyRequest, part: InputPart): unknown {
+  if (part === 'body') return req.body ?? {};
+  return part === 'params' ? req.params : req.query;
+}
+
+/** The REST adapter: every declared operation becomes one route with its schemas, auth and points. */
+export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operation[]): void {
+  for (const op of ops) {
+    const part = inputPartOf(op);
+    const hasInput = Object.keys(op.input.shape).length > 0;
+    const input = part === 'body' && op.optionalBody ? op.input.nullish() : op.input;
+    app.route({
+      method: op.method,
+      url: op.path,
+      config: {
+        auth: op.auth === 'public' ? 'public' : 'user',
+        points: (req: FastifyRequest) => pointsOf(op, part === 'body' ? req.body : inputOf(req, part)),
+      },
+      schema: {
+        operationId: op.id,
+        tags: op.tags,
+        summary: op.summary,
+        description: op.spendsCredits ? `${op.description} ${CLIENT_HEADER_DOC}` : op.description,
+        ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
+        ...(hasInput ? { [part]: input } : {}),
+        response: { 200: op.output, ...errors(...op.errors) },
+      },
+      handler: async (req) => {
+        const principal = req.principal;
+        if (principal && op.auth !== 'public' && !op.auth.includes(principal.kind)) {
+          throw new AppError('forbidden', `${op.id} does not accept ${principal.kind} credentials`);
+        }
+        const caller: Caller = {
+          principal: op.auth === 'public' ? null : principal,
+          credential: () => credentialFrom(req),
+          requestId: req.id,
+          source: op.spendsCredits && principal ? usageSourceOf(req, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
+          reportError: (err, id) => restItemReport(err, id, req.log),
+        };
+        return op.run({ deps, caller, input: inputOf(req, part) });
+      },
+    });
+  }
+}

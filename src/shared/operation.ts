@@ -1,0 +1,90 @@
+import type { z } from 'zod';
+import type { Principal } from '../accounts/credentials.ts';
+import type { Deps } from '../deps-types.ts';
+import type { UsageSource } from '../forecasting/metering.ts';
+import { AppError, type ErrorReport } from './errors.ts';
+
+/** The credential kinds an operation accepts (every boundary also has its own rules on top). */
+export type CredentialKind = Principal['kind'];
+
+/** What the boundary (REST route, MCP tool, …) tells the service about the call. */
+export interface Caller {
+  /** The authenticated caller; null when a public operation is called without a credential. */
+  principal: Principal | null;
+  /** The raw credential presented to the boundary, for operations that check one themselves. */
+  credential(): string | null;
+  /** Metering id of this call; unique per call (an MCP request may carry several calls). */
+  requestId: string;
+  /** Where usage is recorded as coming from: chosen by the boundary, never by the service. */
+  source: UsageSource;
+  /** The boundary's error mapper, for answers that carry errors as data (batch items). */
+  reportError(err: unknown, requestId: string): ErrorReport;
+}
+
+export interface OperationArgs<I> {
+  deps: Deps;
+  caller: Caller;
+  input: I;
+}
+
+/**
+ * One operation, declared once: REST routes, MCP tools and the OpenAPI document are loops over
+ * these declarations, so a rule written here (auth, rate-limit points, source) reaches every surface.
+ */
+export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
+  /** The operation id of the API contract; also the MCP tool name. */
+  id: string;
+  method: 'GET' | 'POST';
+  /** Fastify path pattern (`/api/models/:modelId`); a GET's input is its path parameters when it has any, else its query. */
+  path: string;
+  tags: string[];
+  /** Short title (OpenAPI summary, MCP tool title). */
+  summary: string;
+  description: string;
+  input: I;
+  output: O;
+  /** REST: the body may be absent (it is then read as `{}`). */
+  optionalBody?: boolean;
+  /** 'public', or the credential kinds that may call the operation. */
+  auth: 'public' | readonly CredentialKind[];
+  /** REST error statuses for the OpenAPI document (200 is the output). */
+  errors: readonly number[];
+  /**
+   * Rate-limit points of one call (default 1). It receives the input before validation (REST
+   * counts requests before validating them, so invalid requests count too): read it defensively.
+   */
+  points?: (input: unknown) => number;
+  /** Uses credits (MCP annotations: not read-only). */
+  spendsCredits: boolean;
+  /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
+  restSource?: UsageSource;
+  run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
+  /** One line of text describing a result (MCP hosts that show text only). */
+  summarize(output: z.input<O>): string;
+}
+
+/** A declaration with its types erased, so that lists of different operations can be looped over. */
+export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'summarize'> {
+  /** `input` must already be validated against `input` (both boundaries validate before calling). */
+  run(args: OperationArgs<unknown>): Promise<unknown>;
+  summarize(output: unknown): string;
+}
+
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(def: OperationDef<I, O>): Operation {
+  return {
+    ...def,
+    run: (args) => def.run({ ...args, input: args.input as z.output<I> }),
+    summarize: (output) => def.summarize(output as z.input<O>),
+  };
+}
+
+/** The caller of an operation that requires a credential (the boundaries check it before calling). */
+export function principalOf(caller: Caller): Principal {
+  if (!caller.principal) throw new AppError('missing_credential', 'A credential is required');
+  return caller.principal;
+}
+
+/** Rate-limit points of a call to `op` with `input`: at least 1. */
+export function pointsOf(op: Pick<Operation, 'points'>, input: unknown): number {
+  return Math.max(1, op.points?.(input) ?? 1);
+}

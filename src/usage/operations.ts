@@ -1,0 +1,22 @@
+import { AUTH_ERRORS } from '../http/schemas.ts';
+import { defineOperation, principalOf } from '../shared/operation.ts';
+import { UsageSummary, UsageWindow } from './schemas.ts';
+import { usageSummary } from './service.ts';
+
+export const usageOperations = [
+  defineOperation({
+    id: 'getUsageSummary',
+    method: 'GET',
+    path: '/api/account/usage/summary',
+    tags: ['usage'],
+    summary: 'Usage summary',
+    description: 'Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601.',
+    input: UsageWindow,
+    output: UsageSummary,
+    auth: ['session', 'api_key', 'oauth'],
+    errors: AUTH_ERRORS,
+    spendsCredits: false,
+    run: ({ deps, caller, input }) => usageSummary(deps, principalOf(caller), input),
+    summarize: (r) => `Usage ${r.start} to ${r.end}: ${JSON.stringify(r.totals)}`,
+  }),
+];
