@@ -174,6 +174,20 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await ctx.close();
   });
 
+  test('billing: checkout through the local provider turns metered billing on', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-billing'));
+    await page.goto('/account/billing');
+    await page.getByRole('heading', { name: 'Metered billing: off' }).waitFor();
+    await page.getByRole('button', { name: 'Turn billing on' }).click();
+    await page.getByRole('button', { name: 'Activate billing' }).click();
+    await page.waitForURL('**/account/billing');
+    await page.getByRole('heading', { name: 'Metered billing: active' }).waitFor();
+    await page.getByRole('button', { name: 'Manage billing' }).waitFor();
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
   test('CSV upload in long format forecasts each series', async () => {
     const { ctx, page, errors } = await newPage();
     await register(page, uniqueEmail('web-csv'));
