@@ -14,16 +14,23 @@ for (const impl of MODEL_IMPLS) {
       { model: impl.info.id, series: [s.train], horizon: s.horizon, quantileLevels: [0.1, 0.5, 0.9], numSamples: 0, seasonLength: s.seasonality, seed: 1 },
       { modelsDir: '', threads: 1 },
     );
-    const a = (agg[s.frequency] ??= { s: 0, m: 0, k: 0 });
+    agg[s.frequency] ??= { s: 0, m: 0, k: 0 };
+    const a = agg[s.frequency]!;
     a.s += smape(s.test, fc!.mean);
     a.m += mase(s.train, s.test, fc!.mean, s.seasonality);
     a.k++;
   }
-  let S = 0, M = 0, K = 0;
+  let S = 0,
+    M = 0,
+    K = 0;
   const parts = FREQUENCIES.map((f) => {
     const a = agg[f]!;
-    S += a.s; M += a.m; K += a.k;
+    S += a.s;
+    M += a.m;
+    K += a.k;
     return `${f} ${(a.s / a.k).toFixed(2)}/${(a.m / a.k).toFixed(3)}`;
   });
-  console.log(`${impl.info.id.padEnd(15)} all ${(S / K).toFixed(2)}/${(M / K).toFixed(3)} | ${parts.join(' | ')} | ${((performance.now() - t0) / K).toFixed(1)} ms/series n=${K}`);
+  console.log(
+    `${impl.info.id.padEnd(15)} all ${(S / K).toFixed(2)}/${(M / K).toFixed(3)} | ${parts.join(' | ')} | ${((performance.now() - t0) / K).toFixed(1)} ms/series n=${K}`,
+  );
 }

@@ -17,7 +17,11 @@ const server = await startServer({ RATE_LIMIT_FREE_PER_MINUTE: '100000000' });
 try {
   const key = await apiKey(server.base);
   const body = JSON.stringify({ model: 'naive', inputs: [{ target: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }], parameters: { prediction_length: 12 } });
-  const check = await fetch(`${server.base}/v1/forecast`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+  const check = await fetch(`${server.base}/v1/forecast`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body,
+  });
   if (check.status !== 200) throw new Error(`forecast failed: ${check.status} ${await check.text()}`);
 
   const run = (title: string, path: string, opts: Partial<autocannon.Options> = {}) =>

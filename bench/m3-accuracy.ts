@@ -60,11 +60,20 @@ try {
     const parts = Object.entries(sc.byFrequency).map(([f, v]) => `${f} ${v?.smape.toFixed(2)}/${v?.mase.toFixed(3)}`);
     console.log(`${model.padEnd(14)} all ${sc.smape.toFixed(2)}/${sc.mase.toFixed(3)} | ${parts.join(' | ')} | ${seconds.toFixed(1)} s`);
   }
-  const report = { generatedAt: new Date().toISOString(), every, series: series.length, poolSize, naive2Check: check, models: results, published: PUBLISHED, rForecast: R_FORECAST };
+  const report = {
+    generatedAt: new Date().toISOString(),
+    every,
+    series: series.length,
+    poolSize,
+    naive2Check: check,
+    models: results,
+    published: PUBLISHED,
+    rForecast: R_FORECAST,
+  };
   const dir = path.join(repoRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const base = values.out ?? (every === 1 ? 'm3-accuracy' : `m3-accuracy-every${every}`);
-  writeFileSync(path.join(dir, `${base}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(dir, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(dir, `${base}.md`), renderMarkdown(report));
   console.log(`wrote bench/results/${base}.{json,md}`);
 } finally {

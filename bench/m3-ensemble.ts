@@ -134,7 +134,9 @@ const lines = [
   `- Ensemble beats Theta's published 13.0 sMAPE: **${result.beats_theta_13 ? 'yes' : 'no'}** (${ensemble.smape.toFixed(2)}).`,
   `- Cost: ${result.credits_total} credits in all, ${result.credits_per_series.toFixed(2)} credits per series (backtests and final forecasts, catalog prices).`,
   `- Time: ${seconds.toFixed(0)} s in all, ${(result.seconds_per_series * 1000).toFixed(1)} ms per series (2 worker threads, ${values.concurrency} series in flight).`,
-  `- Members picked: ${Object.entries(result.members_picked).map(([m, n]) => `${m} ${n}`).join(', ')}.`,
+  `- Members picked: ${Object.entries(result.members_picked)
+    .map(([m, n]) => `${m} ${n}`)
+    .join(', ')}.`,
   '',
 ];
 writeFileSync(path.join(repoRoot, 'bench/results/m3-ensemble.md'), lines.join('\n'));

@@ -33,7 +33,7 @@ try {
 const dir = path.join(repoRoot, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
 const report = { generatedAt: new Date().toISOString(), poolSize, cores: availableParallelism(), node: process.version, rows };
-writeFileSync(path.join(dir, 'speed.json'), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(path.join(dir, 'speed.json'), `${JSON.stringify(report, null, 2)}\n`);
 const md = [
   '# Speed of the built-in models on M3 monthly',
   '',

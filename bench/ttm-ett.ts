@@ -17,14 +17,17 @@ const repoRoot = path.resolve(import.meta.dirname, '..');
 const sharedDir = process.env.SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');
 const modelsDir = path.join(sharedDir, 'models');
 
-interface Job { id: number; values: Float32Array; count: number }
+interface Job {
+  id: number;
+  values: Float32Array;
+  count: number;
+}
 
 /** CPU time of the current thread in ms (Node ≥ 23.9), so speed can be read apart from other load. */
 function threadCpu(): number {
   const u = process.threadCpuUsage();
   return (u.user + u.system) / 1000;
 }
-
 
 /** A minimal pool: each job runs whole in one worker, jobs go to the first idle worker. */
 class Pool {
@@ -50,7 +53,9 @@ class Pool {
         this.idle.push(w);
         this.pump();
       });
-      w.on('error', (e) => { throw e; });
+      w.on('error', (e) => {
+        throw e;
+      });
     }
   }
   run(values: Float32Array, count: number): Promise<Float64Array> {
@@ -69,10 +74,15 @@ class Pool {
   }
   /** Total CPU time of the worker threads so far, in ms (call only while no job runs). */
   async cpuMs(): Promise<number> {
-    const parts = await Promise.all(this.workers.map((w) => new Promise<number>((resolve) => {
-      this.cpuWaiters.push(resolve);
-      w.postMessage('cpu');
-    })));
+    const parts = await Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<number>((resolve) => {
+            this.cpuWaiters.push(resolve);
+            w.postMessage('cpu');
+          }),
+      ),
+    );
     return parts.reduce((a, b) => a + b, 0);
   }
   async close(): Promise<void> {
@@ -86,8 +96,14 @@ function readEtt(file: string): number[][] {
 }
 
 interface EvalResult {
-  dataset: string; windows: number; channels: number; mse: number; mae: number;
-  publishedMse: number; diffFromPublished: number; seconds: number;
+  dataset: string;
+  windows: number;
+  channels: number;
+  mse: number;
+  mae: number;
+  publishedMse: number;
+  diffFromPublished: number;
+  seconds: number;
 }
 
 const PUBLISHED: Record<string, number> = { ETTh1: 0.3628121316432953, ETTh2: 0.2757423520088196 };
@@ -123,23 +139,31 @@ async function evaluate(pool: Pool, dataset: string, batch: number): Promise<Eva
     part.forEach(({ w, c }, i) => {
       for (let t = 0; t < TTM_CONTEXT; t++) values[i * TTM_CONTEXT + t] = scaled(start + w + t, c);
     });
-    jobs.push(pool.run(values, part.length).then((f) => {
-      part.forEach(({ w, c }, i) => {
-        for (let t = 0; t < TTM_HORIZON; t++) {
-          const e = f[i * TTM_HORIZON + t]! - scaled(start + w + TTM_CONTEXT + t, c);
-          se += e * e;
-          ae += Math.abs(e);
-        }
-      });
-    }));
+    jobs.push(
+      pool.run(values, part.length).then((f) => {
+        part.forEach(({ w, c }, i) => {
+          for (let t = 0; t < TTM_HORIZON; t++) {
+            const e = f[i * TTM_HORIZON + t]! - scaled(start + w + TTM_CONTEXT + t, c);
+            se += e * e;
+            ae += Math.abs(e);
+          }
+        });
+      }),
+    );
   }
   await Promise.all(jobs);
   const seconds = (performance.now() - t0) / 1000;
   const n = series.length * TTM_HORIZON;
   const mse = se / n;
   return {
-    dataset, windows, channels: C, mse, mae: ae / n, publishedMse: PUBLISHED[dataset]!,
-    diffFromPublished: mse - PUBLISHED[dataset]!, seconds,
+    dataset,
+    windows,
+    channels: C,
+    mse,
+    mae: ae / n,
+    publishedMse: PUBLISHED[dataset]!,
+    diffFromPublished: mse - PUBLISHED[dataset]!,
+    seconds,
   };
 }
 
@@ -166,10 +190,15 @@ function macsPerSeries(w: TtmWeights): number {
 }
 
 interface SpeedResult {
-  batch: number; workers: number;
+  batch: number;
+  workers: number;
   /** Median and best of the measured rounds (the machine is shared; the best round is the least disturbed). */
-  seriesPerSecond: number; bestSeriesPerSecond: number;
-  msPerBatch: number; gflops: number; bestGflops: number; rounds: number[];
+  seriesPerSecond: number;
+  bestSeriesPerSecond: number;
+  msPerBatch: number;
+  gflops: number;
+  bestGflops: number;
+  rounds: number[];
   /** Series per second of worker CPU time: the speed of one undisturbed core, whatever else runs. */
   seriesPerCpuSecond: number;
 }
@@ -200,9 +229,15 @@ async function speed(pool: Pool, workers: number, batch: number, flopsPerSeries:
   const median = sorted[2]!;
   const best = sorted[4]!;
   return {
-    batch, workers, seriesPerSecond: median, bestSeriesPerSecond: best,
-    msPerBatch: (1000 * batch * workers) / median, gflops: (median * flopsPerSeries) / 1e9,
-    bestGflops: (best * flopsPerSeries) / 1e9, rounds, seriesPerCpuSecond,
+    batch,
+    workers,
+    seriesPerSecond: median,
+    bestSeriesPerSecond: best,
+    msPerBatch: (1000 * batch * workers) / median,
+    gflops: (median * flopsPerSeries) / 1e9,
+    bestGflops: (best * flopsPerSeries) / 1e9,
+    rounds,
+    seriesPerCpuSecond,
   };
 }
 
@@ -220,7 +255,9 @@ async function main(): Promise<void> {
   if (doEval) {
     for (const ds of ['ETTh1', 'ETTh2']) {
       const r = await evaluate(pool, ds, 256);
-      console.log(`${ds}: MSE ${r.mse.toFixed(10)} (published ${r.publishedMse}, diff ${r.diffFromPublished.toExponential(2)}), MAE ${r.mae.toFixed(10)}, ${r.seconds.toFixed(1)} s`);
+      console.log(
+        `${ds}: MSE ${r.mse.toFixed(10)} (published ${r.publishedMse}, diff ${r.diffFromPublished.toExponential(2)}), MAE ${r.mae.toFixed(10)}, ${r.seconds.toFixed(1)} s`,
+      );
       evals.push(r);
     }
   }
@@ -228,33 +265,54 @@ async function main(): Promise<void> {
   if (doSpeed) {
     for (const b of [1, 32, 256]) {
       const r = await speed(pool, workers, b, flopsPerSeries);
-      console.log(`batch ${b}: ${r.seriesPerSecond.toFixed(0)} series/s (best round ${r.bestSeriesPerSecond.toFixed(0)}) on ${workers} workers, ${r.gflops.toFixed(2)} GFLOP/s (best ${r.bestGflops.toFixed(2)}); ${r.seriesPerCpuSecond.toFixed(0)} series per worker CPU-second`);
+      console.log(
+        `batch ${b}: ${r.seriesPerSecond.toFixed(0)} series/s (best round ${r.bestSeriesPerSecond.toFixed(0)}) on ${workers} workers, ${r.gflops.toFixed(2)} GFLOP/s (best ${r.bestGflops.toFixed(2)}); ${r.seriesPerCpuSecond.toFixed(0)} series per worker CPU-second`,
+      );
       speeds.push(r);
     }
   }
   await pool.close();
   // Rough peaks at the nominal clock: 2 FMA units per core; 4 float lanes for 128-bit WebAssembly SIMD,
   // 16 for the AVX-512 the CPU has (unreachable from WebAssembly).
-  const peakWasm = workers * 2 * 4 * 2 * mhz / 1000;
-  const peakAvx512 = workers * 2 * 16 * 2 * mhz / 1000;
+  const peakWasm = (workers * 2 * 4 * 2 * mhz) / 1000;
+  const peakAvx512 = (workers * 2 * 16 * 2 * mhz) / 1000;
   const result = {
-    model: TTM_R2_ID, runtime: pool.kind || rt.kind, node: process.version, cpu: cpus()[0]?.model, mhz, workers,
-    flopsPerSeries, loadAverageBefore, loadAverageAfter: loadavg(), evals, speeds, peakGflops: { wasmSimd128: peakWasm, avx512: peakAvx512 },
+    model: TTM_R2_ID,
+    runtime: pool.kind || rt.kind,
+    node: process.version,
+    cpu: cpus()[0]?.model,
+    mhz,
+    workers,
+    flopsPerSeries,
+    loadAverageBefore,
+    loadAverageAfter: loadavg(),
+    evals,
+    speeds,
+    peakGflops: { wasmSimd128: peakWasm, avx512: peakAvx512 },
     date: new Date().toISOString(),
   };
   const outDir = path.join(repoRoot, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   if (doEval && doSpeed) {
-    writeFileSync(path.join(outDir, 'ttm-ett.json'), JSON.stringify(result, null, 2) + '\n');
+    writeFileSync(path.join(outDir, 'ttm-ett.json'), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(path.join(outDir, 'ttm-ett.md'), markdown(result));
     console.log('wrote bench/results/ttm-ett.{json,md}');
   }
 }
 
 function markdown(r: {
-  runtime: string; node: string; cpu: string | undefined; mhz: number; workers: number; flopsPerSeries: number;
-  loadAverageBefore: number[]; loadAverageAfter: number[];
-  evals: EvalResult[]; speeds: SpeedResult[]; peakGflops: { wasmSimd128: number; avx512: number }; date: string;
+  runtime: string;
+  node: string;
+  cpu: string | undefined;
+  mhz: number;
+  workers: number;
+  flopsPerSeries: number;
+  loadAverageBefore: number[];
+  loadAverageAfter: number[];
+  evals: EvalResult[];
+  speeds: SpeedResult[];
+  peakGflops: { wasmSimd128: number; avx512: number };
+  date: string;
 }): string {
   const lines = [
     `# TTM R2 (${TTM_R2_ID}, 512 → 96): zero-shot ETT accuracy and speed`,
@@ -265,7 +323,9 @@ function markdown(r: {
     '',
     '| dataset | windows | MSE (this) | MSE (IBM, published) | difference | MAE (this) |',
     '|---|---|---|---|---|---|',
-    ...r.evals.map((e) => `| ${e.dataset} | ${e.windows} | ${e.mse.toFixed(10)} | ${e.publishedMse} | ${e.diffFromPublished.toExponential(2)} | ${e.mae.toFixed(10)} |`),
+    ...r.evals.map(
+      (e) => `| ${e.dataset} | ${e.windows} | ${e.mse.toFixed(10)} | ${e.publishedMse} | ${e.diffFromPublished.toExponential(2)} | ${e.mae.toFixed(10)} |`,
+    ),
     '',
     '## Speed (forward pass only, batches of B series; every worker busy with whole batches)',
     '',
@@ -273,12 +333,15 @@ function markdown(r: {
     '',
     '| batch | series/s (median of 5 rounds) | series/s (best round) | ms per batch (one worker) | GFLOP/s (median) | GFLOP/s (best) | series per worker CPU-second | × workers (undisturbed estimate) |',
     '|---|---|---|---|---|---|---|---|',
-    ...r.speeds.map((s) => `| ${s.batch} | ${s.seriesPerSecond.toFixed(0)} | ${s.bestSeriesPerSecond.toFixed(0)} | ${s.msPerBatch.toFixed(2)} | ${s.gflops.toFixed(2)} | ${s.bestGflops.toFixed(2)} | ${s.seriesPerCpuSecond.toFixed(0)} | ${(s.seriesPerCpuSecond * r.workers).toFixed(0)} |`),
+    ...r.speeds.map(
+      (s) =>
+        `| ${s.batch} | ${s.seriesPerSecond.toFixed(0)} | ${s.bestSeriesPerSecond.toFixed(0)} | ${s.msPerBatch.toFixed(2)} | ${s.gflops.toFixed(2)} | ${s.bestGflops.toFixed(2)} | ${s.seriesPerCpuSecond.toFixed(0)} | ${(s.seriesPerCpuSecond * r.workers).toFixed(0)} |`,
+    ),
     '',
     `Rough peak of ${r.workers} cores at ${r.mhz} MHz (2 FMA units per core): ${r.peakGflops.wasmSimd128.toFixed(0)} GFLOP/s with ` +
       `128-bit SIMD (what WebAssembly can use), ${r.peakGflops.avx512.toFixed(0)} GFLOP/s with AVX-512.`,
     'Wall-clock figures include the time other processes took from the 2 cores; the CPU-second column divides by ' +
-      'the workers\' own thread CPU time over the whole measurement (`process.threadCpuUsage`, message handling included), ' +
+      "the workers' own thread CPU time over the whole measurement (`process.threadCpuUsage`, message handling included), " +
       'so it shows the speed of the code itself (cache sharing with other processes still slows it somewhat).',
     `The machine is shared with other work (1-minute load average ${r.loadAverageBefore[0]!.toFixed(2)} before the run, ` +
       `${r.loadAverageAfter[0]!.toFixed(2)} after it, on 2 cores): figures vary from run to run, the best round is the least disturbed.`,

@@ -29,7 +29,9 @@ function withFiles(): ModelImpl[] {
 function find(id: string | undefined): ModelImpl {
   const impl = MODEL_IMPLS.find((m) => m.info.id === id);
   if (!id || !impl) {
-    const ids = withFiles().map((m) => `  ${m.info.id}`).join('\n');
+    const ids = withFiles()
+      .map((m) => `  ${m.info.id}`)
+      .join('\n');
     throw new UsageError(`${id ? `unknown model ${id}` : 'a model id is needed'}; models with files:\n${ids}`);
   }
   if (!impl.files) throw new UsageError(`${id} needs no download (no weights)`);
@@ -103,9 +105,14 @@ async function main(argv: string[]): Promise<number> {
   const [cmd, arg] = argv;
   try {
     switch (cmd) {
-      case 'list': await list(); return 0;
-      case 'pull': await pull(arg); return 0;
-      case 'verify': return (await verify(arg)) ? 0 : 1;
+      case 'list':
+        await list();
+        return 0;
+      case 'pull':
+        await pull(arg);
+        return 0;
+      case 'verify':
+        return (await verify(arg)) ? 0 : 1;
       default:
         console.error(usage);
         return cmd === undefined || cmd === 'help' || cmd === '--help' ? 0 : 2;

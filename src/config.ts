@@ -14,8 +14,7 @@ const csv = z
       .filter((s) => s.length > 0),
   );
 
-const intFrom = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 const envSchema = z.object({
   PORT: intFrom(8000, 0, 65535),
@@ -152,7 +151,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const gh = pair('OAUTH_GITHUB', e.OAUTH_GITHUB_CLIENT_ID, e.OAUTH_GITHUB_CLIENT_SECRET);
   if (gh) identityProviders.push({ name: 'github', label: 'GitHub', kind: 'github', issuer: null, clientId: gh.id, clientSecret: gh.secret });
   const gg = pair('OAUTH_GOOGLE', e.OAUTH_GOOGLE_CLIENT_ID, e.OAUTH_GOOGLE_CLIENT_SECRET);
-  if (gg) identityProviders.push({ name: 'google', label: 'Google', kind: 'oidc', issuer: 'https://accounts.google.com', clientId: gg.id, clientSecret: gg.secret });
+  if (gg)
+    identityProviders.push({ name: 'google', label: 'Google', kind: 'oidc', issuer: 'https://accounts.google.com', clientId: gg.id, clientSecret: gg.secret });
   const oidc = pair('OAUTH_OIDC', e.OAUTH_OIDC_CLIENT_ID, e.OAUTH_OIDC_CLIENT_SECRET);
   if (oidc || e.OAUTH_OIDC_ISSUER) {
     if (!oidc || !e.OAUTH_OIDC_ISSUER) {
@@ -161,7 +161,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (e.OAUTH_OIDC_NAME === 'github' || e.OAUTH_OIDC_NAME === 'google') {
       throw new ConfigError('Invalid configuration:\n  OAUTH_OIDC_NAME: must differ from github and google');
     }
-    identityProviders.push({ name: e.OAUTH_OIDC_NAME, label: e.OAUTH_OIDC_LABEL, kind: 'oidc', issuer: e.OAUTH_OIDC_ISSUER, clientId: oidc.id, clientSecret: oidc.secret });
+    identityProviders.push({
+      name: e.OAUTH_OIDC_NAME,
+      label: e.OAUTH_OIDC_LABEL,
+      kind: 'oidc',
+      issuer: e.OAUTH_OIDC_ISSUER,
+      clientId: oidc.id,
+      clientSecret: oidc.secret,
+    });
   }
   if (e.PAYMENTS_PROVIDER === 'stripe') {
     const missing = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICE_ID'] as const).filter((k) => !e[k]);
@@ -181,9 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     dataDir: e.DATA_DIR,
-    database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL }
-      : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
+    database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
     publicBaseUrl,
     adminEmails: new Set(e.ADMIN_EMAILS.map((s) => s.toLowerCase())),
     mail: { smtpUrl: e.SMTP_URL ?? null, from: e.MAIL_FROM, outboxDir: `${e.DATA_DIR}/outbox` },

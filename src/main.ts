@@ -3,7 +3,7 @@ import { createDeps } from './deps.ts';
 import { buildApp } from './app.ts';
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {

@@ -56,12 +56,23 @@ export function renderMarkdown(r: Report): string {
   );
   lines.push('| model | yearly | quarterly | monthly | other | all | seconds | series/s |', '|---|---|---|---|---|---|---|---|');
   const c = r.naive2Check;
-  lines.push(`| NAIVE2 recomputed here (metric check) | ${COLS.map((f) => fmt(c.byFrequency[f])).join(' | ')} | **${c.smape.toFixed(2)} / ${c.mase.toFixed(3)}** | | |`);
+  lines.push(
+    `| NAIVE2 recomputed here (metric check) | ${COLS.map((f) => fmt(c.byFrequency[f])).join(' | ')} | **${c.smape.toFixed(2)} / ${c.mase.toFixed(3)}** | | |`,
+  );
   for (const [id, s] of Object.entries(r.models)) {
-    lines.push(`| ${id} | ${COLS.map((f) => fmt(s.byFrequency[f])).join(' | ')} | **${s.smape.toFixed(2)} / ${s.mase.toFixed(3)}** | ${s.seconds.toFixed(1)} | ${s.seriesPerSecond.toFixed(1)} |`);
+    lines.push(
+      `| ${id} | ${COLS.map((f) => fmt(s.byFrequency[f])).join(' | ')} | **${s.smape.toFixed(2)} / ${s.mase.toFixed(3)}** | ${s.seconds.toFixed(1)} | ${s.seriesPerSecond.toFixed(1)} |`,
+    );
   }
-  lines.push('', '## Reference figures (from shared/data/m3/README.md)', '', '| method | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
-  for (const [name, row] of Object.entries(PUBLISHED)) lines.push(`| ${name} (published) | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
+  lines.push(
+    '',
+    '## Reference figures (from shared/data/m3/README.md)',
+    '',
+    '| method | yearly | quarterly | monthly | other | all |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const [name, row] of Object.entries(PUBLISHED))
+    lines.push(`| ${name} (published) | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
   for (const [name, row] of Object.entries(R_FORECAST)) lines.push(`| R ${name} | ${COLS.map((f) => fmtRow(row[f])).join(' | ')} | ${fmtRow(row.all)} |`);
   lines.push('', '## Targets', '');
   for (const [ours, theirs] of Object.entries(SAME_METHOD)) {
@@ -69,14 +80,16 @@ export function renderMarkdown(r: Report): string {
     const ref = R_FORECAST[theirs]?.all;
     if (!s || !ref) continue;
     const gap = (100 * (s.smape - ref[0])) / ref[0];
-    lines.push(`- ${ours} vs R ${theirs}: ${s.smape.toFixed(2)} against ${ref[0].toFixed(2)}, ${gap >= 0 ? '+' : ''}${gap.toFixed(1)}% (target within 2%): **${gap <= 2 ? 'met' : 'missed'}**`);
+    lines.push(
+      `- ${ours} vs R ${theirs}: ${s.smape.toFixed(2)} against ${ref[0].toFixed(2)}, ${gap >= 0 ? '+' : ''}${gap.toFixed(1)}% (target within 2%): **${gap <= 2 ? 'met' : 'missed'}**`,
+    );
   }
   const best = Object.entries(r.models).sort((a, b) => a[1].smape - b[1].smape)[0];
   if (best) {
     lines.push(`- best built-in: ${best[0]} at ${best[1].smape.toFixed(2)} (target at or below 13.0): **${best[1].smape <= 13.0 ? 'met' : 'missed'}**`);
   }
   lines.push('', NOTES);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 const NOTES = `## Notes

@@ -17,7 +17,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 
 /** Shared data lives beside the repository; SHARED_DIR overrides (worktrees sit elsewhere). */
 export function sharedDir(): string {
-  return process.env['SHARED_DIR'] ?? path.resolve(repoRoot, '..', 'shared');
+  return process.env.SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');
 }
 
 export function loadM3(part: 'all' | (typeof FREQUENCIES)[number] = 'all'): M3Series[] {

@@ -3,7 +3,7 @@ import type { Engine } from '../../src/engine/types.ts';
 import type { M3Series } from './m3.ts';
 
 export function benchEngine(): { engine: Engine; poolSize: number } {
-  const poolSize = Number(process.env['BENCH_POOL'] ?? 2);
+  const poolSize = Number(process.env.BENCH_POOL ?? 2);
   const engine = createEngine({ poolSize, timeoutMs: 600_000, maxQueue: 1000, modelsDir: '/nonexistent', threads: 1 });
   return { engine, poolSize };
 }

@@ -48,7 +48,11 @@ export async function startServer(env: Record<string, string> = {}): Promise<{ b
   };
 }
 
-export async function json<T = any>(base: string, path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+export async function json<T = unknown>(
+  base: string,
+  path: string,
+  init: { method?: string; token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: T }> {
   const r = await fetch(base + path, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) },

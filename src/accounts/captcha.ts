@@ -13,11 +13,7 @@ const VERIFY_URL = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
 } as const;
 
-export function createCaptchaVerifier(opts: {
-  kind: 'off' | 'hcaptcha' | 'turnstile';
-  secret: string | null;
-  verifyUrl?: string;
-}): CaptchaVerifier {
+export function createCaptchaVerifier(opts: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null; verifyUrl?: string }): CaptchaVerifier {
   if (opts.kind === 'off' || !opts.secret) return noCaptcha;
   const url = opts.verifyUrl ?? VERIFY_URL[opts.kind];
   const secret = opts.secret;

@@ -27,12 +27,7 @@ const invalid = () => new AppError('invalid_credential', 'The credential is unkn
  * The one credential resolver. Looks the secret up by its SHA-256 digest (indexed, unique),
  * then re-checks the digest in constant time before trusting the row.
  */
-export async function resolveCredential(
-  db: Kysely<DB>,
-  token: string,
-  now: number,
-  extraResolvers: readonly CredentialResolver[] = [],
-): Promise<Principal> {
+export async function resolveCredential(db: Kysely<DB>, token: string, now: number, extraResolvers: readonly CredentialResolver[] = []): Promise<Principal> {
   const hash = hashSecret(token);
   if (token.startsWith(SECRET_PREFIX.apiKey)) {
     const row = await db

@@ -90,7 +90,12 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   const privacyRoute = { config: { auth: 'user' as const }, tags: ['account'] };
   app.get('/api/account/privacy', {
     config: privacyRoute.config,
-    schema: { operationId: 'getPrivacySettings', tags: privacyRoute.tags, security: [{ bearer: [] }], response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'getPrivacySettings',
+      tags: privacyRoute.tags,
+      security: [{ bearer: [] }],
+      response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => accounts.getPrivacy(deps, principalOf(req)),
   });
   for (const [method, operationId] of [
@@ -101,7 +106,13 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       method,
       url: '/api/account/privacy',
       config: privacyRoute.config,
-      schema: { operationId, tags: privacyRoute.tags, security: [{ bearer: [] }], body: PrivacySettingsRequest, response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) } },
+      schema: {
+        operationId,
+        tags: privacyRoute.tags,
+        security: [{ bearer: [] }],
+        body: PrivacySettingsRequest,
+        response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) },
+      },
       handler: async (req) => accounts.setPrivacy(deps, principalOf(req), req.body.service_improvement_opt_in),
     });
   }

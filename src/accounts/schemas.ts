@@ -34,17 +34,11 @@ export const LoginRequest = z
   .meta({ id: 'LoginRequest' });
 
 export const ForgotPasswordRequest = z.object({ email: Email }).meta({ id: 'ForgotPasswordRequest' });
-export const ResetPasswordRequest = z
-  .object({ token: z.string().min(1).max(512), password: Password })
-  .meta({ id: 'ResetPasswordRequest' });
+export const ResetPasswordRequest = z.object({ token: z.string().min(1).max(512), password: Password }).meta({ id: 'ResetPasswordRequest' });
 
-export const SessionResponse = z
-  .object({ token: z.string(), expires_at: z.string(), user: PublicUserSchema })
-  .meta({ id: 'SessionResponse' });
+export const SessionResponse = z.object({ token: z.string(), expires_at: z.string(), user: PublicUserSchema }).meta({ id: 'SessionResponse' });
 
-export const PrivacySettingsRequest = z
-  .object({ service_improvement_opt_in: z.boolean() })
-  .meta({ id: 'PrivacySettingsRequest' });
+export const PrivacySettingsRequest = z.object({ service_improvement_opt_in: z.boolean() }).meta({ id: 'PrivacySettingsRequest' });
 export const PrivacySettings = z.object({ service_improvement_opt_in: z.boolean() }).meta({ id: 'PrivacySettings' });
 
 export const MessageResponse = z.object({ ok: z.literal(true), message: z.string() });

@@ -36,12 +36,7 @@ async function checkCaptcha(ctx: Ctx, response: string | null | undefined, ip: s
   }
 }
 
-export async function register(
-  ctx: Ctx,
-  input: RegisterInput,
-  ip: string,
-  onCreated: AccountCreatedHook[] = [],
-): Promise<SessionResult> {
+export async function register(ctx: Ctx, input: RegisterInput, ip: string, onCreated: AccountCreatedHook[] = []): Promise<SessionResult> {
   await checkCaptcha(ctx, input.captcha_response, ip);
   const email = normaliseEmail(input.email);
   const now = ctx.clock.now();
@@ -90,7 +85,11 @@ export async function login(
   if (ctx.config.adminEmails.has(user.email) && user.role !== 'admin') updates.role = 'admin';
   if (input.analytics_distinct_id && !user.analytics_distinct_id) updates.analytics_distinct_id = input.analytics_distinct_id;
   if (Object.keys(updates).length > 0) {
-    await db.updateTable('users').set({ ...updates, updated_at: now }).where('id', '=', user.id).execute();
+    await db
+      .updateTable('users')
+      .set({ ...updates, updated_at: now })
+      .where('id', '=', user.id)
+      .execute();
     Object.assign(user, updates);
   }
   const s = await createSession(db, user.id, now, ctx.config.sessionTtlMs);

@@ -3,12 +3,7 @@ import type { DB } from '../db/schema.ts';
 import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 
-export async function createSession(
-  db: Kysely<DB>,
-  userId: string,
-  now: number,
-  ttlMs: number,
-): Promise<{ id: string; token: string; expiresAt: number }> {
+export async function createSession(db: Kysely<DB>, userId: string, now: number, ttlMs: number): Promise<{ id: string; token: string; expiresAt: number }> {
   const token = newSecret(SECRET_PREFIX.session);
   const id = newId('ses');
   await db

@@ -33,7 +33,14 @@ const GrantCreditsRequest = z
   .object({ target_user_id: UserId, amount: z.number().int(), reason: Reason, note: Note, idempotency_key: IdemKey })
   .meta({ id: 'GrantCreditsRequest' });
 const ResetUsageRequest = z
-  .object({ target_user_id: UserId, reason: Reason, start: z.string().max(64).nullish(), end: z.string().max(64).nullish(), note: Note, idempotency_key: IdemKey })
+  .object({
+    target_user_id: UserId,
+    reason: Reason,
+    start: z.string().max(64).nullish(),
+    end: z.string().max(64).nullish(),
+    note: Note,
+    idempotency_key: IdemKey,
+  })
   .meta({ id: 'ResetUsageRequest' });
 
 const ADMIN_ERRORS = errors(...AUTH_ERRORS, 403);

@@ -49,10 +49,16 @@ export function requestHash(action: string, body: Record<string, unknown>): stri
       .filter(([, v]) => v !== null && v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
-  return createHash('sha256').update(JSON.stringify({ action, body: clean })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ action, body: clean }))
+    .digest('hex');
 }
 
-type Work<R> = (trx: Kysely<DB>, auditId: string, now: number) => Promise<{ record: Omit<AuditRecordsTable, 'id' | 'request_hash' | 'response_json' | 'created_at' | 'idempotency_key'>; response: R }>;
+type Work<R> = (
+  trx: Kysely<DB>,
+  auditId: string,
+  now: number,
+) => Promise<{ record: Omit<AuditRecordsTable, 'id' | 'request_hash' | 'response_json' | 'created_at' | 'idempotency_key'>; response: R }>;
 
 /**
  * Runs an admin write with its audit record in one transaction. With an idempotency key, the same
@@ -103,7 +109,9 @@ export async function grantCredits(
   body: { target_user_id: string; amount: number; reason: string; note?: string | null | undefined; idempotency_key?: string | null | undefined },
 ) {
   if (body.amount === 0 || Math.abs(body.amount) > MAX_GRANT) {
-    throw new ValidationFailure([{ path: ['amount'], msg: `must be a non-zero integer between -${MAX_GRANT} and ${MAX_GRANT}`, type: 'value_error', input: body.amount }]);
+    throw new ValidationFailure([
+      { path: ['amount'], msg: `must be a non-zero integer between -${MAX_GRANT} and ${MAX_GRANT}`, type: 'value_error', input: body.amount },
+    ]);
   }
   return audited(ctx, body.idempotency_key, requestHash('grant_credits', body), async (trx, auditId, now) => {
     await requireUser(trx, body.target_user_id);
@@ -126,7 +134,14 @@ export async function grantCredits(
       reason: body.reason,
       note: body.note ?? null,
     };
-    const adjustment = toAdjustment({ ...record, id: auditId, idempotency_key: body.idempotency_key ?? null, request_hash: '', response_json: '', created_at: now });
+    const adjustment = toAdjustment({
+      ...record,
+      id: auditId,
+      idempotency_key: body.idempotency_key ?? null,
+      request_hash: '',
+      response_json: '',
+      created_at: now,
+    });
     return { record, response: { adjustment, balance: after } };
   });
 }
@@ -139,7 +154,14 @@ export async function grantCredits(
 export async function resetUsage(
   ctx: AdminCtx,
   actor: Principal,
-  body: { target_user_id: string; reason: string; start?: string | null | undefined; end?: string | null | undefined; note?: string | null | undefined; idempotency_key?: string | null | undefined },
+  body: {
+    target_user_id: string;
+    reason: string;
+    start?: string | null | undefined;
+    end?: string | null | undefined;
+    note?: string | null | undefined;
+    idempotency_key?: string | null | undefined;
+  },
 ) {
   const w = parseWindow(body.start, body.end);
   return audited(ctx, body.idempotency_key, requestHash('reset_usage', body), async (trx, auditId, now) => {
@@ -154,7 +176,12 @@ export async function resetUsage(
     let before: number;
     let after: number;
     if (refund > 0) {
-      ({ before, after } = await adjustBalance(trx, body.target_user_id, refund, { kind: 'adjustment', auditId, description: `usage reset: ${body.reason}`.slice(0, 500), now }));
+      ({ before, after } = await adjustBalance(trx, body.target_user_id, refund, {
+        kind: 'adjustment',
+        auditId,
+        description: `usage reset: ${body.reason}`.slice(0, 500),
+        now,
+      }));
     } else {
       before = after = (await getBillingAccount(trx, body.target_user_id))?.balance ?? 0;
     }
@@ -171,7 +198,14 @@ export async function resetUsage(
       reason: body.reason,
       note: body.note ?? null,
     };
-    const adjustment = toAdjustment({ ...record, id: auditId, idempotency_key: body.idempotency_key ?? null, request_hash: '', response_json: '', created_at: now });
+    const adjustment = toAdjustment({
+      ...record,
+      id: auditId,
+      idempotency_key: body.idempotency_key ?? null,
+      request_hash: '',
+      response_json: '',
+      created_at: now,
+    });
     return { record, response: { adjustment, usage_events_deleted: deleted.length, credits_restored: refund, balance: after } };
   });
 }

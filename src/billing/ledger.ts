@@ -42,10 +42,7 @@ export async function ensureBillingAccount(db: Db, userId: string, now: number):
 
 /** Runs inside the account-creation transaction: counter row + the free-credit grant entry. */
 export async function openAccountWithFreeCredits(trx: Db, userId: string, freeCredits: number, now: number): Promise<void> {
-  await trx
-    .insertInto('billing_accounts')
-    .values({ user_id: userId, balance: freeCredits, billing_active: 0, created_at: now, updated_at: now })
-    .execute();
+  await trx.insertInto('billing_accounts').values({ user_id: userId, balance: freeCredits, billing_active: 0, created_at: now, updated_at: now }).execute();
   await trx
     .insertInto('credit_ledger')
     .values({ id: newId('cle'), user_id: userId, kind: 'grant', amount: freeCredits, metered_credits: 0, description: 'free credits', created_at: now })
@@ -249,7 +246,16 @@ export async function adjustBalance(
   if (amount !== 0) {
     await trx
       .insertInto('credit_ledger')
-      .values({ id: newId('cle'), user_id: userId, kind: entry.kind, amount, metered_credits: 0, audit_id: entry.auditId, description: entry.description, created_at: entry.now })
+      .values({
+        id: newId('cle'),
+        user_id: userId,
+        kind: entry.kind,
+        amount,
+        metered_credits: 0,
+        audit_id: entry.auditId,
+        description: entry.description,
+        created_at: entry.now,
+      })
       .execute();
   }
   return { before: after - amount, after };
@@ -257,8 +263,16 @@ export async function adjustBalance(
 
 /** The invariant, for tests, the crash script and operators. */
 export async function ledgerCheck(db: Db, userId: string): Promise<{ ledger: number; balance: number; held: number; balanced: boolean }> {
-  const l = await db.selectFrom('credit_ledger').select((eb) => eb.fn.sum<string | number>('amount').as('s')).where('user_id', '=', userId).executeTakeFirst();
-  const h = await db.selectFrom('credit_holds').select((eb) => eb.fn.sum<string | number>('free_credits').as('s')).where('user_id', '=', userId).executeTakeFirst();
+  const l = await db
+    .selectFrom('credit_ledger')
+    .select((eb) => eb.fn.sum<string | number>('amount').as('s'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  const h = await db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<string | number>('free_credits').as('s'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   const acct = await getBillingAccount(db, userId);
   const ledger = Number(l?.s ?? 0);
   const held = Number(h?.s ?? 0);

@@ -23,7 +23,12 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   // GET /api/account/billing (getBillingSummary) is declared in operations.ts.
   app.get('/api/account/billing/payments', {
     config: { auth: 'user' },
-    schema: { operationId: 'getPaymentsBillingProfile', tags: ['billing'], security: bearer, response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'getPaymentsBillingProfile',
+      tags: ['billing'],
+      security: bearer,
+      response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => paymentsProfile(deps, principalOf(req)),
   });
 
@@ -55,10 +60,18 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   // The local provider's pages: the link's secret is the credential (single use, one hour).
   const Params = z.object({ kind: z.enum(['checkout', 'portal']), token: z.string().min(10).max(200) });
   app.get(`${LOCAL_PAGE_PATH}/:kind/:token`, {
-    schema: { operationId: 'getLocalBillingPage', tags: ['billing'], description: 'Local provider: the built-in checkout or portal page (HTML).', params: Params },
+    schema: {
+      operationId: 'getLocalBillingPage',
+      tags: ['billing'],
+      description: 'Local provider: the built-in checkout or portal page (HTML).',
+      params: Params,
+    },
     handler: async (req, reply) => {
       const view = await viewLocalSession(deps.database.db, req.params.kind, req.params.token, deps.clock.now());
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(localPage(view.kind, view.email, req.url.split('?')[0] ?? ''));
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(localPage(view.kind, view.email, req.url.split('?')[0] ?? ''));
     },
   });
   app.post(`${LOCAL_PAGE_PATH}/:kind/:token`, {
@@ -99,7 +112,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
         handler: async (req) => {
           const raw = typeof req.body === 'string' ? req.body : '';
           const sig = req.headers[`${provider.name}-signature`];
-          let event;
+          let event: ReturnType<typeof verify>;
           try {
             event = verify(raw, typeof sig === 'string' ? sig : undefined);
           } catch (err) {

@@ -45,9 +45,7 @@ export const PaymentsBillingSession = z
   .object({ provider: z.enum(['local', 'stripe']), action: z.enum(['checkout', 'portal']), session_id: z.string(), url: z.string() })
   .meta({ id: 'PaymentsBillingSession' });
 
-export const BillingCostsRequest = z
-  .object({ requestIds: z.array(z.string().min(1).max(256)).max(10000) })
-  .meta({ id: 'BillingCostsRequest' });
+export const BillingCostsRequest = z.object({ requestIds: z.array(z.string().min(1).max(256)).max(10000) }).meta({ id: 'BillingCostsRequest' });
 
 export const BillingCostsResponse = z
   .object({ requests: z.array(z.object({ requestId: z.string(), costNanoUsd: z.number().int().min(0) })) })

@@ -92,7 +92,12 @@ function returnUrl(ctx: BillingCtx, field: string, given: string | null | undefi
   }
   if (!ctx.config.billing.returnOrigins.includes(origin)) {
     throw new ValidationFailure([
-      { path: [field], msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`, type: 'url_origin', input: url },
+      {
+        path: [field],
+        msg: `must point to one of the allowed origins (${ctx.config.billing.returnOrigins.join(', ')}); see BILLING_RETURN_ORIGINS`,
+        type: 'url_origin',
+        input: url,
+      },
     ]);
   }
   return url;
@@ -101,13 +106,21 @@ function returnUrl(ctx: BillingCtx, field: string, given: string | null | undefi
 export async function createPaymentsSession(
   ctx: BillingCtx,
   principal: Principal,
-  input: { action: 'checkout' | 'portal'; success_url?: string | null | undefined; cancel_url?: string | null | undefined; return_url?: string | null | undefined },
+  input: {
+    action: 'checkout' | 'portal';
+    success_url?: string | null | undefined;
+    cancel_url?: string | null | undefined;
+    return_url?: string | null | undefined;
+  },
 ) {
   const db = ctx.database.db;
   const now = ctx.clock.now();
   await ensureBillingAccount(db, principal.user.id, now);
   const acct = await getBillingAccount(db, principal.user.id);
-  const account: ProviderAccount = { customer_id: acct?.provider === ctx.payments.name ? (acct.customer_id ?? null) : null, billing_active: acct?.billing_active ?? false };
+  const account: ProviderAccount = {
+    customer_id: acct?.provider === ctx.payments.name ? (acct.customer_id ?? null) : null,
+    billing_active: acct?.billing_active ?? false,
+  };
   const user: ProviderUser = { id: principal.user.id, email: principal.user.email };
   const base = `${ctx.config.publicBaseUrl}/account/billing`;
   if (input.action === 'checkout') {

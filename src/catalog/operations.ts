@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { defineOperation } from '../shared/operation.ts';
 import { CatalogModelSchema, ListQuery, ModelIdParams, ModelList } from './schemas.ts';
 

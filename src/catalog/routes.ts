@@ -5,9 +5,7 @@ import type { ZApp } from '../http/types.ts';
 import type { CatalogModel } from './catalog.ts';
 import { CatalogModelSchema, ModelIdParams, OrgNameParams } from './schemas.ts';
 
-const OpenAiModel = z
-  .object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })
-  .meta({ id: 'OpenAiModel' });
+const OpenAiModel = z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() }).meta({ id: 'OpenAiModel' });
 const OpenAiModelList = z.object({ object: z.literal('list'), data: z.array(OpenAiModel) }).meta({ id: 'OpenAiModelList' });
 
 /** Catalog models have no creation date of their own; the OpenAI shape gets the release of this catalog. */

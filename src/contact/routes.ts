@@ -32,7 +32,13 @@ export function registerContactRoutes(app: ZApp, deps: Deps): void {
 
   app.post('/api/account/invites', {
     config: { auth: 'user' },
-    schema: { operationId: 'sendInvites', tags: ['account'], security: [{ bearer: [] }], body: SendInviteRequest, response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'sendInvites',
+      tags: ['account'],
+      security: [{ bearer: [] }],
+      body: SendInviteRequest,
+      response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => ({ invites: await sendInvites(deps, principalOf(req), req.body.emails) }),
   });
 }

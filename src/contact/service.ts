@@ -6,7 +6,15 @@ import { newId } from '../shared/ids.ts';
 
 export async function saveContactMessage(
   ctx: Ctx,
-  input: { name: string; email: string; message: string; company?: string | null | undefined; topic?: string | null | undefined; source?: string | null | undefined; analytics_distinct_id?: string | null | undefined },
+  input: {
+    name: string;
+    email: string;
+    message: string;
+    company?: string | null | undefined;
+    topic?: string | null | undefined;
+    source?: string | null | undefined;
+    analytics_distinct_id?: string | null | undefined;
+  },
 ): Promise<{ id: string; status: string; created_at: string }> {
   const now = ctx.clock.now();
   const id = newId('msg');

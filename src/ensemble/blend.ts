@@ -24,11 +24,17 @@ export function inverseScoreWeights(scores: number[]): number[] {
  * already non-decreasing in the level; a final pass sorts each step's values across levels to
  * guard against rounding. Samples: the members' paths, taken in proportion to the weights.
  */
-export function blend(members: ForecastResponse[], weights: number[]): Omit<ForecastResponse, 'id' | 'created' | 'model' | 'provider' | 'usage' | 'latency_ms' | 'metadata'> {
+export function blend(
+  members: ForecastResponse[],
+  weights: number[],
+): Omit<ForecastResponse, 'id' | 'created' | 'model' | 'provider' | 'usage' | 'latency_ms' | 'metadata'> {
   const first = members[0];
   if (!first) throw new Error('blend of no members');
   const levels = first.quantile_levels;
-  const order = levels.map((l, i) => [l, i] as const).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+  const order = levels
+    .map((l, i) => [l, i] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, i]) => i);
   const outputs = first.outputs.map((out0, i) => {
     const steps = out0.mean.length;
     const width = out0.mean[0]?.length ?? 0;
@@ -38,12 +44,16 @@ export function blend(members: ForecastResponse[], weights: number[]): Omit<Fore
       );
     const mean = weighted((m) => (m.outputs[i] as ForecastResponse['outputs'][number]).mean);
     const qValues = levels.map((_, li) =>
-      weighted((m) => ((m.outputs[i] as ForecastResponse['outputs'][number]).quantile_predictions?.[li]?.values ?? (m.outputs[i] as ForecastResponse['outputs'][number]).mean)),
+      weighted(
+        (m) =>
+          (m.outputs[i] as ForecastResponse['outputs'][number]).quantile_predictions?.[li]?.values ??
+          (m.outputs[i] as ForecastResponse['outputs'][number]).mean,
+      ),
     );
     // Monotone in the level, step by step and variate by variate.
     for (let t = 0; t < steps; t++) {
       for (let v = 0; v < width; v++) {
-        const sorted = order.map((li) => (qValues[li]?.[t] as number[])[v] as number).sort((a, b) => a - b);
+        const sorted = order.map((li) => qValues[li]![t]![v] as number).sort((a, b) => a - b);
         order.forEach((li, rank) => {
           ((qValues[li] as number[][])[t] as number[])[v] = sorted[rank] as number;
         });

@@ -57,11 +57,7 @@ function describe(err: unknown): string {
  * Chooses the candidates and prices everything before anything runs: which models, the
  * held-out length, each model's backtest and final forecast, and the budget.
  */
-export async function planEnsemble(
-  ctx: ForecastCtx,
-  req: EnsembleRequestT,
-  canUse: (model: string) => Promise<boolean>,
-): Promise<EnsemblePlan> {
+export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canUse: (model: string) => Promise<boolean>): Promise<EnsemblePlan> {
   const params: Partial<NonNullable<EnsembleRequestT['parameters']>> = req.parameters ?? {};
   const horizon = params.prediction_length ?? 24;
   const lengths = req.inputs.map((x) => x.target?.length ?? 0);
@@ -154,7 +150,11 @@ export async function planEnsemble(
   }
   if (candidates.length === 0) {
     throw new ValidationFailure([
-      { path: [explicit ? 'models' : 'inputs'], msg: `No candidate model can serve this request: ${filters.join('; ') || 'none available'}`, type: 'value_error' },
+      {
+        path: [explicit ? 'models' : 'inputs'],
+        msg: `No candidate model can serve this request: ${filters.join('; ') || 'none available'}`,
+        type: 'value_error',
+      },
     ]);
   }
   return { request: req, heldOut, candidates, filters, totalCredits: total, usage };
@@ -187,7 +187,11 @@ function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse, season: n
       else if (metric === 'mase') s = mase(actual, mean, train, season);
       else {
         const qs = out.quantile_predictions ?? [];
-        s = weightedQuantileLoss(actual, qs.map((q) => q.level), qs.map((q) => q.values.map((row) => row[v] as number)));
+        s = weightedQuantileLoss(
+          actual,
+          qs.map((q) => q.level),
+          qs.map((q) => q.values.map((row) => row[v] as number)),
+        );
       }
       if (Number.isFinite(s)) scores.push(s);
     }
@@ -291,7 +295,14 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
       throw err;
     }
   });
-  const hold = await ctx.meter.hold({ principal, requestId: call.requestId, source: call.source, model: 'ensemble', usage: plan.usage, credits: plan.totalCredits });
+  const hold = await ctx.meter.hold({
+    principal,
+    requestId: call.requestId,
+    source: call.source,
+    model: 'ensemble',
+    usage: plan.usage,
+    credits: plan.totalCredits,
+  });
   let out: Awaited<ReturnType<typeof executeEnsemble>>;
   try {
     out = await executeEnsemble(ctx, plan);

@@ -84,7 +84,6 @@ export function parseFrequency(code: string): Frequency | null {
 
 const monthsOf: Partial<Record<Unit, number>> = { month: 1, quarter: 3, year: 12 };
 
-
 /**
  * Month-based steps land on period boundaries, as pandas does: a start that is not on one rolls
  * forward to the next period start (MS, QS, YS) or to the end of its period (M, Q, Y).

@@ -133,7 +133,11 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     const ignored: string[] = [];
     for (const [name, values] of Object.entries(input.past_covariates ?? {})) {
       if (values.length !== originalLength) {
-        issues.push({ path: at('inputs', i, 'past_covariates', name), msg: `Must have one value per target step (${originalLength}), got ${values.length}`, type: 'value_error' });
+        issues.push({
+          path: at('inputs', i, 'past_covariates', name),
+          msg: `Must have one value per target step (${originalLength}), got ${values.length}`,
+          type: 'value_error',
+        });
       }
       ignored.push(name);
     }

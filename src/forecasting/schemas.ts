@@ -67,9 +67,7 @@ export const Prediction = z
   })
   .meta({ id: 'Prediction' });
 
-export const UsageBody = z
-  .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })
-  .meta({ id: 'Usage' });
+export const UsageBody = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }).meta({ id: 'Usage' });
 
 export const ForecastResponseBody = z
   .object({

@@ -96,16 +96,13 @@ function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], 
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
     // steps × variates, like the target.
-    const matrix = (pick: (f: SeriesForecast) => number[]) =>
-      Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
+    const matrix = (pick: (f: SeriesForecast) => number[]) => Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
     const quantile_predictions = prepared.quantileLevels.map((level) => {
       const row = sortedLevels.indexOf(level);
       return { level, values: matrix((f) => f.quantiles[row] as number[]) };
     });
     const samples =
-      prepared.numSamples > 0
-        ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean))
-        : null;
+      prepared.numSamples > 0 ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean)) : null;
     const metadata: Record<string, unknown> = {};
     if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
     if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;

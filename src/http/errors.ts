@@ -41,9 +41,7 @@ export function sendRestError(err: FastifyError | Error, req: FastifyRequest, re
   } else {
     req.log.error({ err }, 'unhandled error');
   }
-  return reply
-    .code(500)
-    .send({ error: `Internal server error (request id ${req.id})`, code: 'internal_error', request_id: req.id });
+  return reply.code(500).send({ error: `Internal server error (request id ${req.id})`, code: 'internal_error', request_id: req.id });
 }
 
 /** A failed item of a REST answer (batch): the same mapping, validation paths under `body` (the item's). */

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../shared/errors.ts';
 
-export const ErrorBody = z
-  .object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish() })
-  .meta({ id: 'ErrorResponseBody' });
+export const ErrorBody = z.object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish() }).meta({ id: 'ErrorResponseBody' });
 
 export const ValidationErrorBody = z
   .object({

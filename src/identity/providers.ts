@@ -67,7 +67,12 @@ export class IdentityProvider {
   /** Exchanges the code (state and PKCE checked by openid-client) and reads who signed in. */
   async complete(p: { callbackUrl: URL; state: string; codeVerifier: string; redirectUri: string }): Promise<ProviderProfile> {
     const config = await this.config();
-    const tokens = await oidc.authorizationCodeGrant(config, p.callbackUrl, { pkceCodeVerifier: p.codeVerifier, expectedState: p.state }, { redirect_uri: p.redirectUri });
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      p.callbackUrl,
+      { pkceCodeVerifier: p.codeVerifier, expectedState: p.state },
+      { redirect_uri: p.redirectUri },
+    );
     if (this.cfg.kind === 'github') return this.githubProfile(config, tokens.access_token);
     const claims = tokens.claims();
     if (!claims) throw new Error('the provider returned no ID token');
@@ -85,7 +90,14 @@ export class IdentityProvider {
 
   private async githubProfile(config: oidc.Configuration, accessToken: string): Promise<ProviderProfile> {
     const get = async (path: string) => {
-      const r = await oidc.fetchProtectedResource(config, accessToken, new URL(GITHUB_API + path), 'GET', undefined, new Headers({ accept: 'application/vnd.github+json' }));
+      const r = await oidc.fetchProtectedResource(
+        config,
+        accessToken,
+        new URL(GITHUB_API + path),
+        'GET',
+        undefined,
+        new Headers({ accept: 'application/vnd.github+json' }),
+      );
       if (!r.ok) throw new Error(`GitHub API ${path}: ${r.status}`);
       return r.json() as Promise<unknown>;
     };

@@ -57,7 +57,10 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
   });
 
   const failed = (reply: FastifyReply, code: string) =>
-    reply.clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX }).header('cache-control', 'no-store').redirect(`${SIGN_IN_ERROR_PATH}?oauth_error=${encodeURIComponent(code)}`, 302);
+    reply
+      .clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX })
+      .header('cache-control', 'no-store')
+      .redirect(`${SIGN_IN_ERROR_PATH}?oauth_error=${encodeURIComponent(code)}`, 302);
 
   app.get(`${CALLBACK_PREFIX}/:provider`, {
     schema: {
@@ -72,7 +75,13 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
       const current = new URL(req.url, deps.config.publicBaseUrl);
       try {
         const r = await completeSignIn(deps, p, req.query, req.cookies?.[STATE_COOKIE], current);
-        reply.setCookie(SESSION_COOKIE, r.session.token, { httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure, path: '/', expires: new Date(r.session.expiresAt) });
+        reply.setCookie(SESSION_COOKIE, r.session.token, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: deps.config.cookieSecure,
+          path: '/',
+          expires: new Date(r.session.expiresAt),
+        });
         return reply.clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX }).header('cache-control', 'no-store').redirect(r.next, 302);
       } catch (err) {
         if (err instanceof SignInError) {

@@ -23,6 +23,7 @@ const STATE_TTL_MS = 10 * 60 * 1000;
  */
 export function safeNext(next: string | undefined | null, baseUrl: string): string {
   if (!next || next.length > 2000) return DEFAULT_NEXT;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters in a redirect path is the point
   if (!next.startsWith('/') || next.startsWith('//') || /[\\\u0000-\u001f\u007f]/.test(next)) return DEFAULT_NEXT;
   try {
     const base = new URL(baseUrl);
@@ -108,7 +109,12 @@ export async function completeSignIn(
   if (!q.code) throw new SignInError('missing_code', 'The provider answered without a code');
   let profile: ProviderProfile;
   try {
-    profile = await provider.complete({ callbackUrl: callbackUrlWithQuery, state: q.state, codeVerifier: row.code_verifier, redirectUri: callbackUrl(ctx, provider.cfg.name) });
+    profile = await provider.complete({
+      callbackUrl: callbackUrlWithQuery,
+      state: q.state,
+      codeVerifier: row.code_verifier,
+      redirectUri: callbackUrl(ctx, provider.cfg.name),
+    });
   } catch (err) {
     throw new SignInError('provider_error', `The sign-in with the provider failed: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -134,7 +140,15 @@ async function findOrCreateUser(ctx: IdentityCtx, provider: string, p: ProviderP
     await db.updateTable('oauth_identities').set({ last_login_at: now, email: p.email }).where('id', '=', identity_id).execute();
     return user;
   }
-  const identity = (userId: string) => ({ id: newId('oid'), user_id: userId, provider, subject: p.subject, email: p.email, created_at: now, last_login_at: now });
+  const identity = (userId: string) => ({
+    id: newId('oid'),
+    user_id: userId,
+    provider,
+    subject: p.subject,
+    email: p.email,
+    created_at: now,
+    last_login_at: now,
+  });
   try {
     if (linkUserId) {
       // Started by a signed-in browser: link to that account, whatever the provider's e-mail.
@@ -196,7 +210,12 @@ export async function listIdentities(ctx: IdentityCtx, principal: Principal): Pr
     .where('user_id', '=', principal.user.id)
     .orderBy('created_at')
     .execute();
-  return rows.map((r) => ({ provider: r.provider, email: r.email, created_at: iso(r.created_at), last_login_at: r.last_login_at === null ? null : iso(r.last_login_at) }));
+  return rows.map((r) => ({
+    provider: r.provider,
+    email: r.email,
+    created_at: iso(r.created_at),
+    last_login_at: r.last_login_at === null ? null : iso(r.last_login_at),
+  }));
 }
 
 /** Removes a linked provider, unless it is the account's last way to sign in (409). */

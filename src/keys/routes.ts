@@ -9,13 +9,24 @@ import { createApiKey, listApiKeys, revokeApiKey } from './service.ts';
 export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/keys', {
     config: { auth: 'user' },
-    schema: { operationId: 'listAccountKeys', tags: ['keys'], security: [{ bearer: [] }], response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'listAccountKeys',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => ({ keys: await listApiKeys(deps, principalOf(req)) }),
   });
 
   app.post('/api/account/keys', {
     config: { auth: 'user' },
-    schema: { operationId: 'createAccountKey', tags: ['keys'], security: [{ bearer: [] }], body: CreateKeyRequest, response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) } },
+    schema: {
+      operationId: 'createAccountKey',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      body: CreateKeyRequest,
+      response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) },
+    },
     handler: async (req) => createApiKey(deps, principalOf(req), req.body.label),
   });
 

@@ -37,7 +37,10 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
   const unauthorized = (reply: FastifyReply, code: 'missing_credential' | 'invalid_credential', message: string) => {
     const params = [`resource_metadata="${metadataUrl}"`, `scope="${MCP_SCOPE}"`];
     if (code === 'invalid_credential') params.unshift('error="invalid_token"', `error_description="${message.replaceAll('"', "'")}"`);
-    return reply.code(401).header('www-authenticate', `Bearer ${params.join(', ')}`).send({ error: message, code });
+    return reply
+      .code(401)
+      .header('www-authenticate', `Bearer ${params.join(', ')}`)
+      .send({ error: message, code });
   };
 
   app.post(MCP_PATH, {

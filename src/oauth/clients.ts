@@ -20,7 +20,7 @@ export async function registerClient(db: Kysely<DB>, input: RegisterClientInput,
   if (unsupported.length > 0) throw new InvalidClientMetadataError(`Unsupported grant_types: ${unsupported.join(', ')}`);
   const responseTypes = input.response_types ?? ['code'];
   if (responseTypes.some((r) => r !== 'code')) throw new InvalidClientMetadataError('Only the response type "code" is supported');
-  if (input.scope !== undefined && input.scope.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
+  if (input.scope?.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
     throw new InvalidClientMetadataError(`Only the scope "${MCP_SCOPE}" is supported`);
   }
   const secret = method === 'none' ? null : newSecret(CLIENT_SECRET_PREFIX);

@@ -16,8 +16,7 @@ export const MCP_PATH = '/mcp';
 /** The MCP endpoint as a protected resource: every token is bound to exactly this URI. */
 export const mcpResource = (config: Pick<Config, 'publicBaseUrl'>): string => `${config.publicBaseUrl}${MCP_PATH}`;
 
-export const mcpResourceMetadataUrl = (config: Pick<Config, 'publicBaseUrl'>): string =>
-  `${config.publicBaseUrl}${OAUTH_PATHS.mcpResourceMetadata}`;
+export const mcpResourceMetadataUrl = (config: Pick<Config, 'publicBaseUrl'>): string => `${config.publicBaseUrl}${OAUTH_PATHS.mcpResourceMetadata}`;
 
 /** RFC 8414 metadata. */
 export function authorizationServerMetadata(config: Pick<Config, 'publicBaseUrl'>) {

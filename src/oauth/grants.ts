@@ -192,35 +192,38 @@ export async function exchangeCode(ctx: OAuthCtx, client: ClientRow, form: Token
   if (!form.code_verifier) throw new InvalidRequestError('code_verifier is required (PKCE)');
   if (!form.redirect_uri) throw new InvalidRequestError('redirect_uri is required');
   const codeHash = hashSecret(form.code);
-  return ctx.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('oauth_codes')
-      .set({ used_at: ctx.now })
-      .where('code_hash', '=', codeHash)
-      .where('used_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) {
-      const used = await trx.selectFrom('oauth_codes').select(['id', 'client_id']).where('code_hash', '=', codeHash).executeTakeFirst();
-      if (used && used.client_id === client.id) {
-        // Replay: whoever holds the tokens from the first exchange loses them too.
-        await revokeGrant(trx, used.id, ctx.now);
-        // The revocation must survive the error below, so it is committed by returning a marker.
-        return { replayed: true as const };
+  return ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      const row = await trx
+        .updateTable('oauth_codes')
+        .set({ used_at: ctx.now })
+        .where('code_hash', '=', codeHash)
+        .where('used_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const used = await trx.selectFrom('oauth_codes').select(['id', 'client_id']).where('code_hash', '=', codeHash).executeTakeFirst();
+        if (used && used.client_id === client.id) {
+          // Replay: whoever holds the tokens from the first exchange loses them too.
+          await revokeGrant(trx, used.id, ctx.now);
+          // The revocation must survive the error below, so it is committed by returning a marker.
+          return { replayed: true as const };
+        }
+        throw new InvalidGrantError('The authorization code is invalid or was already used');
       }
-      throw new InvalidGrantError('The authorization code is invalid or was already used');
-    }
-    if (row.client_id !== client.id) throw new InvalidGrantError('The authorization code was issued to another client');
-    if (row.expires_at <= ctx.now) throw new InvalidGrantError('The authorization code has expired');
-    if (row.redirect_uri !== form.redirect_uri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
-    if (!VERIFIER.test(form.code_verifier as string)) throw new InvalidGrantError('code_verifier is malformed');
-    if (!pkceMatches(form.code_verifier as string, row.code_challenge)) throw new InvalidGrantError('code_verifier does not match the code_challenge');
-    checkResourceParam(ctx, form.resource, row.resource);
-    return issueTokens(trx, ctx, { grantId: row.id, clientId: client.id, userId: row.user_id, scope: row.scope, resource: row.resource });
-  }).then((r) => {
-    if ('replayed' in r) throw new InvalidGrantError('The authorization code was already used; the tokens issued for it are revoked');
-    return r;
-  });
+      if (row.client_id !== client.id) throw new InvalidGrantError('The authorization code was issued to another client');
+      if (row.expires_at <= ctx.now) throw new InvalidGrantError('The authorization code has expired');
+      if (row.redirect_uri !== form.redirect_uri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
+      if (!VERIFIER.test(form.code_verifier as string)) throw new InvalidGrantError('code_verifier is malformed');
+      if (!pkceMatches(form.code_verifier as string, row.code_challenge)) throw new InvalidGrantError('code_verifier does not match the code_challenge');
+      checkResourceParam(ctx, form.resource, row.resource);
+      return issueTokens(trx, ctx, { grantId: row.id, clientId: client.id, userId: row.user_id, scope: row.scope, resource: row.resource });
+    })
+    .then((r) => {
+      if ('replayed' in r) throw new InvalidGrantError('The authorization code was already used; the tokens issued for it are revoked');
+      return r;
+    });
 }
 
 /**
@@ -229,7 +232,7 @@ export async function exchangeCode(ctx: OAuthCtx, client: ClientRow, form: Token
  */
 export async function refreshTokens(ctx: OAuthCtx, client: ClientRow, form: TokenFormT): Promise<TokenSet> {
   if (!form.refresh_token) throw new InvalidRequestError('refresh_token is required');
-  if (form.scope !== undefined && form.scope.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
+  if (form.scope?.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
     throw new InvalidScopeError(`Only the scope "${MCP_SCOPE}" is supported`);
   }
   const hash = hashSecret(form.refresh_token);
@@ -245,7 +248,12 @@ export async function refreshTokens(ctx: OAuthCtx, client: ClientRow, form: Toke
       .returningAll()
       .executeTakeFirst();
     if (!row) {
-      const old = await trx.selectFrom('oauth_tokens').select(['grant_id', 'client_id', 'revoked_at']).where('token_hash', '=', hash).where('kind', '=', 'refresh').executeTakeFirst();
+      const old = await trx
+        .selectFrom('oauth_tokens')
+        .select(['grant_id', 'client_id', 'revoked_at'])
+        .where('token_hash', '=', hash)
+        .where('kind', '=', 'refresh')
+        .executeTakeFirst();
       if (old && old.client_id === client.id && old.revoked_at !== null) {
         await revokeGrant(trx, old.grant_id, ctx.now);
         return { replayed: true as const };

@@ -25,7 +25,7 @@ export function oauthAccessTokenResolver(audience: string): CredentialResolver {
       ])
       .where('oauth_tokens.token_hash', '=', hash)
       .executeTakeFirst();
-    if (!row || row.token_kind !== 'access' || row.revoked_at !== null || row.expires_at <= now) return null;
+    if (row?.token_kind !== 'access' || row.revoked_at !== null || row.expires_at <= now) return null;
     if (row.resource !== audience || !secretMatches(token, row.token_hash)) return null;
     const { token_id, token_kind: _k, token_hash: _h, resource, expires_at: _e, revoked_at: _r, client_id, ...user } = row;
     return { user, kind: 'oauth', credentialId: token_id, audience: resource, oauthClientId: client_id };

@@ -56,8 +56,7 @@ function sendOAuthError(err: unknown, req: FastifyRequest, reply: FastifyReply, 
   return reply.code(oauthStatus(e)).send(e.toResponseObject());
 }
 
-const describeIssues = (e: SchemaValidationError): string =>
-  e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
+const describeIssues = (e: SchemaValidationError): string => e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
 
 export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   const ctx = (): OAuthCtx => ({ db: deps.database.db, config: deps.config, now: deps.clock.now() });
@@ -175,10 +174,16 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     },
     errorHandler: (err, req, reply) => {
       if (err instanceof SchemaValidationError) {
-        return reply.code(400).headers(PAGE_HEADERS).send(errorPage('invalid_request', describeIssues(err)));
+        return reply
+          .code(400)
+          .headers(PAGE_HEADERS)
+          .send(errorPage('invalid_request', describeIssues(err)));
       }
       req.log.error({ err }, 'authorize failed');
-      return reply.code(500).headers(PAGE_HEADERS).send(errorPage('server_error', `Internal server error (request id ${req.id})`));
+      return reply
+        .code(500)
+        .headers(PAGE_HEADERS)
+        .send(errorPage('server_error', `Internal server error (request id ${req.id})`));
     },
     handler: async (req, reply) => {
       const form = req.body;
@@ -194,13 +199,16 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
         return reply.code(403).headers(PAGE_HEADERS).send(errorPage('access_denied', 'The form was posted from another site'));
       }
       if (form.action === 'deny') {
-        return reply.header('cache-control', 'no-store').redirect(
-          redirectWith(areq.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: areq.state }),
-          303,
-        );
+        return reply
+          .header('cache-control', 'no-store')
+          .redirect(redirectWith(areq.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: areq.state }), 303);
       }
       if (form.action !== 'approve') {
-        return authorizeFailure(new RedirectAuthorizeError(new InvalidRequestError('action must be approve or deny'), areq.redirectUri, areq.state), reply, 303);
+        return authorizeFailure(
+          new RedirectAuthorizeError(new InvalidRequestError('action must be approve or deny'), areq.redirectUri, areq.state),
+          reply,
+          303,
+        );
       }
       let userId: string;
       if (form.email && form.password) {
@@ -210,7 +218,13 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
         userId = user.id;
         // Remember the sign-in in this browser, like the login route does.
         const s = await createSession(deps.database.db, user.id, deps.clock.now(), deps.config.sessionTtlMs);
-        reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure, path: '/', expires: new Date(s.expiresAt) });
+        reply.setCookie(SESSION_COOKIE, s.token, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: deps.config.cookieSecure,
+          path: '/',
+          expires: new Date(s.expiresAt),
+        });
       } else {
         const user = await browserUser(req);
         if (!user) return showPage(reply, 401, areq, req, null, 'Sign in to continue', form.email ?? '');
@@ -247,7 +261,13 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post(OAUTH_PATHS.revoke, {
-    schema: { operationId: 'revokeOAuthToken', tags: ['oauth'], description: 'RFC 7009 token revocation.', body: RevokeForm, response: { 200: z.object({}), 400: OAuthErrorBody, 401: OAuthErrorBody } },
+    schema: {
+      operationId: 'revokeOAuthToken',
+      tags: ['oauth'],
+      description: 'RFC 7009 token revocation.',
+      body: RevokeForm,
+      response: { 200: z.object({}), 400: OAuthErrorBody, 401: OAuthErrorBody },
+    },
     errorHandler: (err, req, reply) => sendOAuthError(err, req, reply, (e) => new InvalidRequestError(describeIssues(e))),
     handler: async (req, reply) => {
       const client = await authenticateClient(deps.database.db, req.body, req.headers.authorization);

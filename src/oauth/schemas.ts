@@ -118,9 +118,7 @@ export const RevokeForm = z
   })
   .meta({ id: 'Body_revokeOAuthToken' });
 
-export const OAuthErrorBody = z
-  .object({ error: z.string(), error_description: z.string().optional() })
-  .meta({ id: 'OAuthErrorResponse' });
+export const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string().optional() }).meta({ id: 'OAuthErrorResponse' });
 
 export const AuthorizationServerMetadata = z
   .object({

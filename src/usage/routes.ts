@@ -18,7 +18,10 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
         offset: z.coerce.number().int().min(0).max(100000).default(0),
         ...Window,
       }),
-      response: { 200: z.object({ events: z.array(UsageEvent), limit: z.number().int(), offset: z.number().int() }).meta({ id: 'UsageEventList' }), ...errors(...AUTH_ERRORS) },
+      response: {
+        200: z.object({ events: z.array(UsageEvent), limit: z.number().int(), offset: z.number().int() }).meta({ id: 'UsageEventList' }),
+        ...errors(...AUTH_ERRORS),
+      },
     },
     handler: async (req) => listUsage(deps, principalOf(req), req.query),
   });

@@ -30,7 +30,10 @@ export const UsageEvent = z
   })
   .meta({ id: 'UsageEvent' });
 
-export const Window = { start: z.string().max(64).nullish().describe('ISO 8601, inclusive'), end: z.string().max(64).nullish().describe('ISO 8601, exclusive') };
+export const Window = {
+  start: z.string().max(64).nullish().describe('ISO 8601, inclusive'),
+  end: z.string().max(64).nullish().describe('ISO 8601, exclusive'),
+};
 
 export const UsageWindow = z.object(Window);
 export const UsageSummary = z

@@ -79,12 +79,7 @@ export async function usageSummary(ctx: UsageCtx, principal: Principal, q: { sta
   const end = w.end ?? now + 1;
   const start = w.start ?? end - 30 * DAY_MS;
   const db = ctx.database.db;
-  const base = () =>
-    db
-      .selectFrom('usage_events')
-      .where('user_id', '=', principal.user.id)
-      .where('created_at', '>=', start)
-      .where('created_at', '<', end);
+  const base = () => db.selectFrom('usage_events').where('user_id', '=', principal.user.id).where('created_at', '>=', start).where('created_at', '<', end);
   const measures = (eb: ExpressionBuilder<DB, 'usage_events'>) => [
     eb.fn.countAll<string | number>().as('requests'),
     eb.fn.sum<string | number>('input_tokens').as('input_tokens'),
@@ -112,8 +107,16 @@ export async function usageSummary(ctx: UsageCtx, principal: Principal, q: { sta
       .groupBy(dayExpr)
       .orderBy('day')
       .execute(),
-    base().select((eb) => ['model', ...measures(eb)]).groupBy('model').orderBy('model').execute(),
-    base().select((eb) => ['source', ...measures(eb)]).groupBy('source').orderBy('source').execute(),
+    base()
+      .select((eb) => ['model', ...measures(eb)])
+      .groupBy('model')
+      .orderBy('model')
+      .execute(),
+    base()
+      .select((eb) => ['source', ...measures(eb)])
+      .groupBy('source')
+      .orderBy('source')
+      .execute(),
     base().selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(RECENT).execute(),
   ]);
   return {

@@ -78,7 +78,10 @@ describe(`administrator billing operations (${DB_KIND})`, () => {
     // Simultaneous first tries with one key: one effect.
     const key2 = `${key}-race`;
     const race = await Promise.all(Array.from({ length: 5 }, () => grant({ target_user_id: u.id, amount: 7, reason: 'race', idempotency_key: key2 })));
-    assert.ok(race.every((r) => r.status === 200), race.map((r) => r.status).join(','));
+    assert.ok(
+      race.every((r) => r.status === 200),
+      race.map((r) => r.status).join(','),
+    );
     assert.equal(new Set(race.map((r) => r.body.adjustment.id)).size, 1);
     assert.equal(await balanceOf(t, u.id), 80107);
     const audits = await t.deps.database.db.selectFrom('audit_records').select('id').where('target_user_id', '=', u.id).execute();
@@ -90,7 +93,11 @@ describe(`administrator billing operations (${DB_KIND})`, () => {
     for (let i = 0; i < 3; i++) assert.equal((await forecast(t, u.token)).status, 200);
     const old = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).orderBy('id').executeTakeFirstOrThrow();
     // Move one event into the past (usage events are the user's history, not the books).
-    await t.deps.database.db.updateTable('usage_events').set({ created_at: Date.parse('2024-01-15T00:00:00Z') }).where('id', '=', old.id).execute();
+    await t.deps.database.db
+      .updateTable('usage_events')
+      .set({ created_at: Date.parse('2024-01-15T00:00:00Z') })
+      .where('id', '=', old.id)
+      .execute();
     const windowed = await reset({ target_user_id: u.id, reason: 'incident 7', start: '2024-01-01', end: '2024-02-01T00:00:00Z' });
     assert.equal(windowed.status, 200, windowed.text);
     expectSchema(routeSchema(t, 'POST', '/api/admin/billing/usage/reset'), windowed.body);
@@ -116,10 +123,16 @@ describe(`administrator billing operations (${DB_KIND})`, () => {
     const r = await call(t, 'GET', `/api/admin/billing/adjustments?target_user_id=${u.id}`, { token: admin.token });
     assert.equal(r.status, 200, r.text);
     expectSchema(routeSchema(t, 'GET', '/api/admin/billing/adjustments'), r.body);
-    assert.deepEqual(r.body.adjustments.map((a: { reason: string }) => a.reason), ['b', 'a']);
+    assert.deepEqual(
+      r.body.adjustments.map((a: { reason: string }) => a.reason),
+      ['b', 'a'],
+    );
     assert.equal(r.body.limit, 100);
     const one = await call(t, 'GET', `/api/admin/billing/adjustments?target_user_id=${u.id}&limit=1&offset=1`, { token: admin.token });
-    assert.deepEqual(one.body.adjustments.map((a: { reason: string }) => a.reason), ['a']);
+    assert.deepEqual(
+      one.body.adjustments.map((a: { reason: string }) => a.reason),
+      ['a'],
+    );
     const everyone = await call(t, 'GET', '/api/admin/billing/adjustments', { token: admin.token });
     assert.ok(everyone.body.adjustments.length >= 2);
     for (const qs of ['limit=0', 'limit=501', 'offset=-1', 'limit=abc']) {

@@ -11,7 +11,12 @@ describe(`billing summary and the local payments provider (${DB_KIND})`, () => {
   after(() => t.close());
 
   const form = (url: string, decision: string) =>
-    t.app.inject({ method: 'POST', url: new URL(url).pathname, payload: `decision=${decision}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    t.app.inject({
+      method: 'POST',
+      url: new URL(url).pathname,
+      payload: `decision=${decision}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
 
   test('GET /api/account/billing: free credits granted/used/remaining, billing state, metered period, rate limit', async () => {
     const u = await registerUser(t);
@@ -90,7 +95,10 @@ describe(`billing summary and the local payments provider (${DB_KIND})`, () => {
     assert.deepEqual(bad.body.detail[0].loc, ['body', 'action']);
     const missing = await call(t, 'POST', '/api/account/billing/payments', { token: u.token, body: {} });
     assert.equal(missing.status, 422);
-    const evil = await call(t, 'POST', '/api/account/billing/payments', { token: u.token, body: { action: 'checkout', success_url: 'https://evil.example/phish' } });
+    const evil = await call(t, 'POST', '/api/account/billing/payments', {
+      token: u.token,
+      body: { action: 'checkout', success_url: 'https://evil.example/phish' },
+    });
     assert.equal(evil.status, 422);
     assert.deepEqual(evil.body.detail[0].loc, ['body', 'success_url']);
     const junk = await call(t, 'POST', '/api/account/billing/payments', { token: u.token, body: { action: 'checkout', cancel_url: 'not a url' } });

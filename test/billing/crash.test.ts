@@ -18,7 +18,15 @@ const ONE_CREDIT = { model: 'naive', inputs: [{ target: [1, 2, 3] }], parameters
 
 function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', INFERENCE_TIMEOUT_MS: '2000', BILLING_HOLD_GRACE_MS: '0', INFERENCE_WORKERS: '2' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      INFERENCE_TIMEOUT_MS: '2000',
+      BILLING_HOLD_GRACE_MS: '0',
+      INFERENCE_WORKERS: '2',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -98,7 +106,12 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
         const have = new Set(events.map((e) => e.request_id));
         const missing = ok.filter((id) => !have.has(id));
         assert.deepEqual(missing, [], 'every 200 has its usage event');
-        const debits = await db.selectFrom('credit_ledger').select(['usage_event_id', 'amount']).where('user_id', '=', user.id).where('kind', '=', 'debit').execute();
+        const debits = await db
+          .selectFrom('credit_ledger')
+          .select(['usage_event_id', 'amount'])
+          .where('user_id', '=', user.id)
+          .where('kind', '=', 'debit')
+          .execute();
         assert.equal(debits.length, events.length, 'one debit per usage event');
         assert.deepEqual(new Set(debits.map((d) => d.usage_event_id)), new Set(events.map((e) => e.id)));
         assert.equal(books.balance, 80000 - events.length);

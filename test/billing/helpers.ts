@@ -21,8 +21,17 @@ export async function balanceOf(t: TestApp, userId: string): Promise<number> {
 export async function booksOf(t: TestApp, userId: string) {
   const db = t.deps.database.db;
   const check = await ledgerCheck(db, userId);
-  const debits = await db.selectFrom('credit_ledger').select(['amount', 'metered_credits', 'usage_event_id']).where('user_id', '=', userId).where('kind', '=', 'debit').execute();
-  const events = await db.selectFrom('usage_events').select(['id', 'credits', 'free_credits', 'metered_credits', 'request_id']).where('user_id', '=', userId).execute();
+  const debits = await db
+    .selectFrom('credit_ledger')
+    .select(['amount', 'metered_credits', 'usage_event_id'])
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'debit')
+    .execute();
+  const events = await db
+    .selectFrom('usage_events')
+    .select(['id', 'credits', 'free_credits', 'metered_credits', 'request_id'])
+    .where('user_id', '=', userId)
+    .execute();
   return {
     ...check,
     debits: debits.length,

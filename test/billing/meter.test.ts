@@ -99,7 +99,9 @@ describe(`meter and credit ledger (${DB_KIND})`, () => {
   test('partial free credits and billing off: 402 and the free credits stay untouched', async () => {
     const u = await registerUser(t);
     const p = await principalFor(t, u.token);
-    await t.deps.meter.hold({ principal: p, requestId: 'x', source: 'api', model: 'echo-last', usage, credits: 79_995 }).then((h) => h.commit({ latencyMs: 1 }));
+    await t.deps.meter
+      .hold({ principal: p, requestId: 'x', source: 'api', model: 'echo-last', usage, credits: 79_995 })
+      .then((h) => h.commit({ latencyMs: 1 }));
     await assert.rejects(
       t.deps.meter.hold({ principal: p, requestId: 'y', source: 'api', model: 'echo-last', usage, credits: 6 }),
       (err: Error & { code?: string }) => err.code === 'billing_required',
@@ -110,11 +112,18 @@ describe(`meter and credit ledger (${DB_KIND})`, () => {
   test('with billing active, free credits are used first and the rest is metered (recorded in the outbox)', async () => {
     const u = await registerUser(t);
     const p = await principalFor(t, u.token);
-    await t.deps.meter.hold({ principal: p, requestId: 'x', source: 'api', model: 'echo-last', usage, credits: 79_997 }).then((h) => h.commit({ latencyMs: 1 }));
+    await t.deps.meter
+      .hold({ principal: p, requestId: 'x', source: 'api', model: 'echo-last', usage, credits: 79_997 })
+      .then((h) => h.commit({ latencyMs: 1 }));
     await activateBillingLocally(t, u);
     const h = await t.deps.meter.hold({ principal: p, requestId: 'split', source: 'api', model: 'echo-last', usage, credits: 10 });
     await h.commit({ latencyMs: 1 });
-    const ev = await t.deps.database.db.selectFrom('usage_events').selectAll().where('request_id', '=', 'split').where('user_id', '=', u.id).executeTakeFirstOrThrow();
+    const ev = await t.deps.database.db
+      .selectFrom('usage_events')
+      .selectAll()
+      .where('request_id', '=', 'split')
+      .where('user_id', '=', u.id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(ev.free_credits), 3);
     assert.equal(Number(ev.metered_credits), 7);
     assert.equal(await balanceOf(t, u.id), 0);
@@ -155,13 +164,20 @@ describe(`meter and credit ledger (${DB_KIND})`, () => {
     assert.equal(ev.key_id, key.body.id);
     assert.equal(ev.source, 'api');
     assert.equal(ev.model, 'echo-last');
-    assert.deepEqual([Number(ev.input_tokens), Number(ev.output_tokens), Number(ev.total_tokens)], [r.body.usage.input_tokens, r.body.usage.output_tokens, r.body.usage.total_tokens]);
+    assert.deepEqual(
+      [Number(ev.input_tokens), Number(ev.output_tokens), Number(ev.total_tokens)],
+      [r.body.usage.input_tokens, r.body.usage.output_tokens, r.body.usage.total_tokens],
+    );
     assert.equal(Number(ev.credits), 1);
   });
 
   test('batch items are each metered under <id>:<k>', async () => {
     const u = await registerUser(t);
-    const r = await call(t, 'POST', '/v1/forecast/batch', { token: u.token, body: { requests: [ONE_CREDIT, { model: 'nope', inputs: [] }, ONE_CREDIT] }, headers: { 'x-request-id': 'batch-1' } });
+    const r = await call(t, 'POST', '/v1/forecast/batch', {
+      token: u.token,
+      body: { requests: [ONE_CREDIT, { model: 'nope', inputs: [] }, ONE_CREDIT] },
+      headers: { 'x-request-id': 'batch-1' },
+    });
     assert.equal(r.status, 200, r.text);
     const b = await booksOf(t, u.id);
     assert.deepEqual(b.requestIds.sort(), ['batch-1:0', 'batch-1:2']);

@@ -71,7 +71,15 @@ describe(`Stripe provider: webhooks with signature verification, checkout, porta
       headers: { 'content-type': 'application/json', ...(opts.noSignature ? {} : { 'stripe-signature': header }) },
     });
   };
-  const event = (id: string, type: string, object: Record<string, unknown>) => ({ id, object: 'event', type, livemode: false, created: 1, api_version: null, data: { object } });
+  const event = (id: string, type: string, object: Record<string, unknown>) => ({
+    id,
+    object: 'event',
+    type,
+    livemode: false,
+    created: 1,
+    api_version: null,
+    data: { object },
+  });
 
   test('checkout and portal sessions go through the SDK with the configured price; the customer is created once', async () => {
     const u = await registerUser(t);
@@ -92,7 +100,13 @@ describe(`Stripe provider: webhooks with signature verification, checkout, porta
   test('a correctly signed checkout.session.completed turns billing on; redelivery is a no-op; bad signatures are 400', async () => {
     const u = await registerUser(t);
     const ev = event('evt_checkout_1', 'checkout.session.completed', {
-      id: 'cs_1', object: 'checkout.session', mode: 'subscription', customer: 'cus_A', subscription: 'sub_A', client_reference_id: u.id, metadata: {},
+      id: 'cs_1',
+      object: 'checkout.session',
+      mode: 'subscription',
+      customer: 'cus_A',
+      subscription: 'sub_A',
+      client_reference_id: u.id,
+      metadata: {},
     });
     for (const bad of [{ secret: 'whsec_wrong' }, { tamper: true }, { noSignature: true }]) {
       const r = await deliver(ev, bad);
@@ -122,14 +136,24 @@ describe(`Stripe provider: webhooks with signature verification, checkout, porta
     assert.equal(await reportPendingUsage(t.deps), 0, 'reported once');
 
     // Subscription cancelled: found by customer id, billing off, 402 again.
-    const del = await deliver(event('evt_sub_deleted_1', 'customer.subscription.deleted', { id: 'sub_A', object: 'subscription', customer: 'cus_A', status: 'canceled', metadata: {} }));
+    const del = await deliver(
+      event('evt_sub_deleted_1', 'customer.subscription.deleted', { id: 'sub_A', object: 'subscription', customer: 'cus_A', status: 'canceled', metadata: {} }),
+    );
     assert.equal(JSON.parse(del.body).outcome, 'applied');
     assert.equal((await call(t, 'GET', '/api/account/billing', { token: u.token })).body.billing_active, false);
     assert.equal((await forecast(t, u.token)).status, 402);
   });
 
   test('events for unknown customers and uninteresting types are acknowledged and change nothing', async () => {
-    const r = await deliver(event('evt_unknown_cus', 'customer.subscription.updated', { id: 'sub_X', object: 'subscription', customer: 'cus_nobody', status: 'active', metadata: {} }));
+    const r = await deliver(
+      event('evt_unknown_cus', 'customer.subscription.updated', {
+        id: 'sub_X',
+        object: 'subscription',
+        customer: 'cus_nobody',
+        status: 'active',
+        metadata: {},
+      }),
+    );
     assert.equal(JSON.parse(r.body).outcome, 'unknown_account');
     const i = await deliver(event('evt_invoice', 'invoice.paid', { id: 'in_1', object: 'invoice' }));
     assert.equal(JSON.parse(i.body).outcome, 'ignored');

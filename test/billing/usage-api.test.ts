@@ -19,9 +19,15 @@ describe(`usage API and cost report (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     const body = expectSchema(routeSchema(t, 'GET', '/api/account/usage'), r.body) as { events: { request_id: string; created_at: string }[]; limit: number };
     assert.equal(body.limit, 1000);
-    assert.deepEqual(body.events.map((e) => e.request_id), ['u-2', 'u-1', 'u-0']);
+    assert.deepEqual(
+      body.events.map((e) => e.request_id),
+      ['u-2', 'u-1', 'u-0'],
+    );
     const page = await call(t, 'GET', '/api/account/usage?limit=1&offset=1', { token: u.token });
-    assert.deepEqual(page.body.events.map((e: { request_id: string }) => e.request_id), ['u-1']);
+    assert.deepEqual(
+      page.body.events.map((e: { request_id: string }) => e.request_id),
+      ['u-1'],
+    );
     const future = await call(t, 'GET', `/api/account/usage?start=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`, { token: u.token });
     assert.equal(future.body.events.length, 0);
     const past = await call(t, 'GET', '/api/account/usage?start=2020-01-01&end=2999-01-01T00:00:00Z', { token: u.token });
@@ -100,8 +106,14 @@ describe(`usage API and cost report (${DB_KIND})`, () => {
     assert.equal(s.daily.length, 1);
     assert.equal(s.daily[0].date, new Date().toISOString().slice(0, 10));
     assert.equal(s.daily[0].requests, 3);
-    assert.deepEqual(s.by_model.map((m: { model: string; requests: number }) => [m.model, m.requests]), [['echo-last', 3]]);
-    assert.deepEqual(s.by_source.map((m: { source: string; requests: number }) => [m.source, m.requests]).sort(), [['api', 2], ['batch', 1]]);
+    assert.deepEqual(
+      s.by_model.map((m: { model: string; requests: number }) => [m.model, m.requests]),
+      [['echo-last', 3]],
+    );
+    assert.deepEqual(s.by_source.map((m: { source: string; requests: number }) => [m.source, m.requests]).sort(), [
+      ['api', 2],
+      ['batch', 1],
+    ]);
     assert.equal(s.recent.length, 3);
     const empty = await call(t, 'GET', '/api/account/usage/summary?start=2001-01-01&end=2001-02-01', { token: u.token });
     assert.equal(empty.body.totals.requests, 0);
@@ -117,7 +129,10 @@ describe(`usage API and cost report (${DB_KIND})`, () => {
     await forecast(t, u.token, ONE_CREDIT, { 'x-request-id': 'mine-1' });
     await call(t, 'POST', '/v1/forecast/batch', { token: u.token, body: { requests: [ONE_CREDIT, ONE_CREDIT] }, headers: { 'x-request-id': 'mine-batch' } });
     await forecast(t, other.token, ONE_CREDIT, { 'x-request-id': 'theirs-1' });
-    const r = await call(t, 'POST', '/api/billing/costs', { token: u.token, body: { requestIds: ['mine-1', 'mine-batch', 'mine-batch:1', 'theirs-1', 'unknown', 'mine-1'] } });
+    const r = await call(t, 'POST', '/api/billing/costs', {
+      token: u.token,
+      body: { requestIds: ['mine-1', 'mine-batch', 'mine-batch:1', 'theirs-1', 'unknown', 'mine-1'] },
+    });
     assert.equal(r.status, 200, r.text);
     expectSchema(routeSchema(t, 'POST', '/api/billing/costs'), r.body);
     assert.deepEqual(r.body.requests, [

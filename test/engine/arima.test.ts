@@ -2,17 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { autoArima } from '../../src/engine/models/arima.ts';
 import { arima, arimaString, autoArima as fitAutoArima, forecastArima } from '../../src/engine/stats/arima.ts';
-import {
-  arCheck,
-  arimaLike,
-  getQ0,
-  invpartrans,
-  kalmanForecast,
-  maInvert,
-  makeArima,
-  partrans,
-  stationaryCov,
-} from '../../src/engine/stats/arima-core.ts';
+import { arCheck, arimaLike, getQ0, invpartrans, kalmanForecast, maInvert, makeArima, partrans, stationaryCov } from '../../src/engine/stats/arima-core.ts';
 import { bfgs } from '../../src/engine/stats/bfgs.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
 import { kpssStat, ndiffs, nsdiffs } from '../../src/engine/stats/unitroot.ts';
@@ -22,11 +12,11 @@ const close = (a: number, b: number, tol: number, what = ''): void => assert.ok(
 
 /** R's datasets::AirPassengers (Box & Jenkins series G), monthly 1949-1960. */
 const AIR = [
-  112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140, 145, 150, 178, 163, 172, 178,
-  199, 199, 184, 162, 146, 166, 171, 180, 193, 181, 183, 218, 230, 242, 209, 191, 172, 194, 196, 196, 236, 235, 229, 243, 264, 272, 237, 211, 180, 201,
-  204, 188, 235, 227, 234, 264, 302, 293, 259, 229, 203, 229, 242, 233, 267, 269, 270, 315, 364, 347, 312, 274, 237, 278, 284, 277, 317, 313, 318, 374,
-  413, 405, 355, 306, 271, 306, 315, 301, 356, 348, 355, 422, 465, 467, 404, 347, 305, 336, 340, 318, 362, 348, 363, 435, 491, 505, 404, 359, 310, 337,
-  360, 342, 406, 396, 420, 472, 548, 559, 463, 407, 362, 405, 417, 391, 419, 461, 472, 535, 622, 606, 508, 461, 390, 432,
+  112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140, 145, 150, 178, 163, 172, 178, 199,
+  199, 184, 162, 146, 166, 171, 180, 193, 181, 183, 218, 230, 242, 209, 191, 172, 194, 196, 196, 236, 235, 229, 243, 264, 272, 237, 211, 180, 201, 204, 188,
+  235, 227, 234, 264, 302, 293, 259, 229, 203, 229, 242, 233, 267, 269, 270, 315, 364, 347, 312, 274, 237, 278, 284, 277, 317, 313, 318, 374, 413, 405, 355,
+  306, 271, 306, 315, 301, 356, 348, 355, 422, 465, 467, 404, 347, 305, 336, 340, 318, 362, 348, 363, 435, 491, 505, 404, 359, 310, 337, 360, 342, 406, 396,
+  420, 472, 548, 559, 463, 407, 362, 405, 417, 391, 419, 461, 472, 535, 622, 606, 508, 461, 390, 432,
 ];
 
 function randomWalk(n: number, seed: number): number[] {
@@ -108,12 +98,18 @@ describe('transforms and helpers', () => {
     assert.equal(arCheck([0.5, 0.6]), false);
   });
 
-  it('the fast stationary covariance equals Gardner et al.\'s getQ0', () => {
+  it("the fast stationary covariance equals Gardner et al.'s getQ0", () => {
     const cases: [number[], number[]][] = [
       [[0.5], [0.3, 0]],
-      [[0.5, -0.2], [0.4, 0.1, 0.05]],
+      [
+        [0.5, -0.2],
+        [0.4, 0.1, 0.05],
+      ],
       [[], [0.4, 0.3]],
-      [[0.3, 0, 0, 0.2, -0.06], [0.5, 0, 0, 0]],
+      [
+        [0.3, 0, 0, 0.2, -0.06],
+        [0.5, 0, 0, 0],
+      ],
     ];
     for (const [phi, theta] of cases) {
       const r = Math.max(phi.length, theta.length + 1);
@@ -150,7 +146,13 @@ describe('transforms and helpers', () => {
     const z = gaussian(mulberry32(21));
     const seasonal = Array.from({ length: 96 }, (_, t) => 50 * Math.sin((2 * Math.PI * t) / 12) + z());
     assert.equal(nsdiffs(seasonal, 12), 1);
-    assert.equal(nsdiffs(Array.from({ length: 96 }, () => z()), 12), 0);
+    assert.equal(
+      nsdiffs(
+        Array.from({ length: 96 }, () => z()),
+        12,
+      ),
+      0,
+    );
     assert.equal(nsdiffs(AIR, 12), 1);
   });
 });
@@ -167,10 +169,10 @@ describe('auto-arima model', () => {
   };
   const env = { modelsDir: '', threads: 1 };
 
-  it('returns R\'s model and forecast with monotone quantiles centred on the mean', async () => {
+  it("returns R's model and forecast with monotone quantiles centred on the mean", async () => {
     const [fc] = await autoArima.forecast(base, env);
     assert.ok(fc);
-    assert.equal(fc.info?.['model'], 'ARIMA(2,1,1)(0,1,0)[12]');
+    assert.equal(fc.info?.model, 'ARIMA(2,1,1)(0,1,0)[12]');
     assert.equal(fc.mean.length, 12);
     close(fc.mean[0]!, 445.6349, 0.001);
     for (let h = 0; h < 12; h++) {
@@ -189,7 +191,10 @@ describe('auto-arima model', () => {
     const job: ForecastJob = { ...base, series: [short, constant, gappy, randomWalk(80, 4)], numSamples: 5, horizon: 6 };
     const a = await autoArima.forecast(job, env);
     const b = await autoArima.forecast(job, env);
-    assert.deepEqual(a.map((f) => f.samples), b.map((f) => f.samples));
+    assert.deepEqual(
+      a.map((f) => f.samples),
+      b.map((f) => f.samples),
+    );
     for (const fc of a) {
       assert.equal(fc.mean.length, 6);
       assert.equal(fc.samples?.length, 5);

@@ -66,23 +66,29 @@ describe('every built-in model', () => {
         const j = job({ model: impl.info.id, series: [holes] });
         const [fc] = await impl.forecast(j, env);
         checkShape(fc!, j);
-        assert.equal(fc!.info?.['missingFilled'], 3);
+        assert.equal(fc!.info?.missingFilled, 3);
       });
       it('rejects an all-NaN or too-short series as bad input with its index', async () => {
         const j = job({ model: impl.info.id, series: [monthly, [NaN, NaN, NaN]] });
-        await assert.rejects(async () => impl.forecast(j, env), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1);
+        await assert.rejects(
+          async () => impl.forecast(j, env),
+          (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1,
+        );
         const short = new Array<number>(impl.info.minPoints - 1).fill(1);
-        await assert.rejects(async () => impl.forecast(job({ model: impl.info.id, series: [short] }), env), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input');
+        await assert.rejects(
+          async () => impl.forecast(job({ model: impl.info.id, series: [short] }), env),
+          (e: unknown) => e instanceof EngineError && e.kind === 'bad_input',
+        );
       });
       it('falls back gracefully on a series shorter than its season, and detects seasons', async () => {
         const j = job({ model: impl.info.id, series: [monthly.slice(0, Math.max(impl.info.minPoints, 7))], seasonLength: 12, horizon: 3 });
         checkShape((await impl.forecast(j, env))[0]!, j);
         const constant = job({ model: impl.info.id, series: [new Array<number>(30).fill(5)], seasonLength: null, horizon: 4 });
         const [flat] = await impl.forecast(constant, env);
-        flat!.mean.forEach((v) => close(v, 5, 1e-6));
+        for (const v of flat!.mean) close(v, 5, 1e-6);
         const [detected] = await impl.forecast(job({ model: impl.info.id, seasonLength: null }), env);
-        assert.equal(detected!.info?.['seasonLength'], 12);
-        assert.equal(detected!.info?.['seasonDetected'], true);
+        assert.equal(detected!.info?.seasonLength, 12);
+        assert.equal(detected!.info?.seasonDetected, true);
       });
     });
   }

@@ -95,7 +95,11 @@ describe('Chronos-2 ONNX contract', () => {
   });
 
   it('forecasts rows sharing a group id jointly, distinct ids independently', async () => {
-    const series = [[2, 2], [4, 4], [10, 10]];
+    const series = [
+      [2, 2],
+      [4, 4],
+      [10, 10],
+    ];
     const independent = await run({ series });
     assert.deepEqual(
       independent.map((f) => Math.round((f.mean[0] ?? 0) * 1000) / 1000),
@@ -132,10 +136,27 @@ describe('Chronos-2 ONNX contract', () => {
   });
 
   it('rejects a groupIds array of the wrong length and series without observations', async () => {
-    await assert.rejects(run({ series: [[1, 1], [2, 2]], groupIds: [0] }), { kind: 'bad_input' });
-    await assert.rejects(run({ series: [[1, 2], [Number.NaN, 3, Number.NaN]] }), (e: unknown) => {
-      return e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1;
-    });
+    await assert.rejects(
+      run({
+        series: [
+          [1, 1],
+          [2, 2],
+        ],
+        groupIds: [0],
+      }),
+      { kind: 'bad_input' },
+    );
+    await assert.rejects(
+      run({
+        series: [
+          [1, 2],
+          [Number.NaN, 3, Number.NaN],
+        ],
+      }),
+      (e: unknown) => {
+        return e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1;
+      },
+    );
   });
 
   it('draws reproducible samples from the quantiles', async () => {
@@ -160,9 +181,12 @@ describe('Chronos-2 ONNX availability', () => {
   it('reports a missing graph as unavailable, with the pull command', async () => {
     const tmp = await tempModelsDir();
     try {
-      await assert.rejects(async () => model.forecast(job({ series: [[1, 2]] }), tmp.env), (e: unknown) => {
-        return e instanceof EngineError && e.kind === 'unavailable' && e.message.includes('npm run models -- pull sktime/chronos2-onnx');
-      });
+      await assert.rejects(
+        async () => model.forecast(job({ series: [[1, 2]] }), tmp.env),
+        (e: unknown) => {
+          return e instanceof EngineError && e.kind === 'unavailable' && e.message.includes('npm run models -- pull sktime/chronos2-onnx');
+        },
+      );
     } finally {
       await tmp.cleanup();
     }

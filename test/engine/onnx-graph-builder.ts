@@ -133,9 +133,7 @@ class GraphBuilder {
 
   op(opType: string, inputs: string[], attrs: Record<string, number | number[]> = {}, output?: string): string {
     const out = output ?? this.fresh(opType.toLowerCase());
-    const attribute = Object.entries(attrs).map(([name, v]) =>
-      Array.isArray(v) ? { name, type: ATTR_INTS, ints: v } : { name, type: ATTR_INT, i: v },
-    );
+    const attribute = Object.entries(attrs).map(([name, v]) => (Array.isArray(v) ? { name, type: ATTR_INTS, ints: v } : { name, type: ATTR_INT, i: v }));
     this.nodes.push({ opType, input: inputs, output: [out], attribute });
     return out;
   }

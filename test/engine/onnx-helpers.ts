@@ -45,9 +45,7 @@ export function levelOffsets(levels: readonly number[], scale = 10, cube = 0): n
   return levels.map((l) => scale * (l - 0.5) + cube * (l - 0.5) ** 3);
 }
 
-export const CHRONOS2_LEVELS = [
-  0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99,
-];
+export const CHRONOS2_LEVELS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99];
 export const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 export const T0_LEVELS = [0.1, 0.25, 0.5, 0.75, 0.9];
 

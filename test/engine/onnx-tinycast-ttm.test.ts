@@ -24,7 +24,17 @@ describe('TinyCast ONNX contract', () => {
   it('rolls out long horizons by feeding the median back, block by block', async () => {
     // One 48-step block: quantiles[b, h, k] = last value + (h + 1) + offset(level k)
     await installGraph(env, model, { contextLength: 2048, horizon: 48, offsets: levelOffsets(DECILES), base: 'last', stepSlope: 1 });
-    const out = await model.forecast(job({ series: [[3, 4, 10], [0, 0, -5]], horizon: 100, quantileLevels: [0.1, 0.9] }), env);
+    const out = await model.forecast(
+      job({
+        series: [
+          [3, 4, 10],
+          [0, 0, -5],
+        ],
+        horizon: 100,
+        quantileLevels: [0.1, 0.9],
+      }),
+      env,
+    );
     for (const [i, last] of [10, -5].entries()) {
       const f = out[i];
       assert.equal(f?.mean.length, 100);
@@ -38,7 +48,17 @@ describe('TinyCast ONNX contract', () => {
   it('pads with the first value and imputes gaps linearly (finite-only graph)', async () => {
     // out = last + mean(window): the mean shows what the padding and imputation put there.
     await installGraph(env, model, { contextLength: 2048, horizon: 48, offsets: levelOffsets(DECILES), base: 'last', meanWeight: 1 });
-    const out = await model.forecast(job({ series: [[5, Number.NaN, 7], [5, 6, Number.NaN]], horizon: 1, quantileLevels: [] }), env);
+    const out = await model.forecast(
+      job({
+        series: [
+          [5, Number.NaN, 7],
+          [5, 6, Number.NaN],
+        ],
+        horizon: 1,
+        quantileLevels: [],
+      }),
+      env,
+    );
     const meanA = (2046 * 5 + 6 + 7) / 2048;
     assert.ok(close(out[0]?.mean[0], 7 + meanA), `${out[0]?.mean[0]}`);
     assert.equal(out[0]?.info?.imputed, 1);
@@ -102,9 +122,12 @@ describe('TinyTimeMixer r2 ONNX contract (point forecast)', () => {
   it('refuses quantiles for series too short to backtest, but gives the point forecast', async () => {
     await installGraph(env, model, { contextLength: 512, horizon: 96, offsets: null, base: 'last' });
     const short = Array.from({ length: 200 }, (_, t) => t);
-    await assert.rejects(async () => model.forecast(job({ series: [short] }), env), (e: unknown) => {
-      return e instanceof EngineError && e.kind === 'bad_input' && /at least 288 points/.test(e.message);
-    });
+    await assert.rejects(
+      async () => model.forecast(job({ series: [short] }), env),
+      (e: unknown) => {
+        return e instanceof EngineError && e.kind === 'bad_input' && /at least 288 points/.test(e.message);
+      },
+    );
     const [f] = await model.forecast(job({ series: [short], quantileLevels: [] }), env);
     assert.ok(close(f?.mean[0], 199));
     await assert.rejects(async () => model.forecast(job({ series: [short], horizon: 97, quantileLevels: [] }), env), { kind: 'bad_input' });

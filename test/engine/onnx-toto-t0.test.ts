@@ -31,7 +31,16 @@ describe('Toto-2.0-22m ONNX contract', () => {
       base: 'group_nanmean',
     });
     const out = await model.forecast(
-      job({ series: [[1, 3], [5, 7, Number.NaN], [100, 100]], groupIds: [0, 0, 1], horizon: 96, quantileLevels: DECILES }),
+      job({
+        series: [
+          [1, 3],
+          [5, 7, Number.NaN],
+          [100, 100],
+        ],
+        groupIds: [0, 0, 1],
+        horizon: 96,
+        quantileLevels: DECILES,
+      }),
       env,
     );
     assert.equal(out.length, 3);
@@ -95,9 +104,12 @@ describe('Toto-2.0-22m ONNX contract', () => {
         },
       },
     );
-    await assert.rejects(async () => model.forecast(job({ series: [[1, 2]] }), env), (e: unknown) => {
-      return e instanceof EngineError && e.kind === 'failed' && /9 quantiles but 5 levels/.test(e.message);
-    });
+    await assert.rejects(
+      async () => model.forecast(job({ series: [[1, 2]] }), env),
+      (e: unknown) => {
+        return e instanceof EngineError && e.kind === 'failed' && /9 quantiles but 5 levels/.test(e.message);
+      },
+    );
   });
 });
 
@@ -114,10 +126,7 @@ describe('t0-alpha ONNX contract', () => {
       stepSlope: 1,
     });
     const long = [...Array<number>(100).fill(50), ...Array<number>(512).fill(2)];
-    const out = await model.forecast(
-      job({ series: [long, [1, Number.NaN, 3]], horizon: 64, quantileLevels: [0.1, 0.3, 0.9] }),
-      env,
-    );
+    const out = await model.forecast(job({ series: [long, [1, Number.NaN, 3]], horizon: 64, quantileLevels: [0.1, 0.3, 0.9] }), env);
     assert.ok(close(out[0]?.mean[0], 2 + 1));
     assert.ok(close(out[0]?.mean[63], 2 + 64));
     assert.equal(out[0]?.info?.truncated_from, 612);
@@ -128,7 +137,16 @@ describe('t0-alpha ONNX contract', () => {
 
   it('ignores group ids (univariate graph) and refuses 0.05 and 0.95', async () => {
     await installGraph(env, model, { contextLength: 512, horizon: 64, offsets: levelOffsets(T0_LEVELS), base: 'nanmean' });
-    const out = await model.forecast(job({ series: [[2, 2], [4, 4]], groupIds: [1, 1] }), env);
+    const out = await model.forecast(
+      job({
+        series: [
+          [2, 2],
+          [4, 4],
+        ],
+        groupIds: [1, 1],
+      }),
+      env,
+    );
     assert.ok(close(out[0]?.mean[0], 2));
     assert.ok(close(out[1]?.mean[0], 4));
     await assert.rejects(async () => model.forecast(job({ series: [[1, 2]], quantileLevels: [0.05] }), env), { kind: 'bad_input' });

@@ -18,7 +18,10 @@ describe('ONNX driver pieces', () => {
 
   it('pads and truncates per contract', () => {
     const nan = prepareContext([1, 2], 4, 'nan');
-    assert.deepEqual(Array.from(nan.values).map((x) => (Number.isNaN(x) ? 'NaN' : x)), ['NaN', 'NaN', 1, 2]);
+    assert.deepEqual(
+      Array.from(nan.values).map((x) => (Number.isNaN(x) ? 'NaN' : x)),
+      ['NaN', 'NaN', 1, 2],
+    );
     assert.deepEqual(Array.from(prepareContext([Number.NaN, 2, 3], 5, 'impute_pad_first').values), [2, 2, 2, 2, 3]);
     assert.deepEqual(Array.from(prepareContext([Number.NaN, 2, 3, Number.NaN], 6, 'fill_mean').values), [2.5, 2.5, 2.5, 2, 3, 2.5]);
     const long = prepareContext([1, 2, 3, 4, 5, 6], 4, 'nan');
@@ -35,12 +38,30 @@ describe('ONNX driver pieces', () => {
     assert.ok(Math.abs(valueAtLevel(levels, values, 0.7) - 20) < 1e-12);
     assert.equal(valueAtLevel(levels, values, 0.95), 30);
     assert.doesNotThrow(() => checkLevels(levels, [0.1, 0.9], 'm'));
-    assert.throws(() => checkLevels(levels, [0.09], 'm'), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input');
+    assert.throws(
+      () => checkLevels(levels, [0.09], 'm'),
+      (e: unknown) => e instanceof EngineError && e.kind === 'bad_input',
+    );
   });
 
   it('samples the same paths for the same seed', () => {
-    const a = samplePaths(() => [0.1, 0.9], () => [0, 1], 3, 5, 9);
-    assert.deepEqual(a, samplePaths(() => [0.1, 0.9], () => [0, 1], 3, 5, 9));
+    const a = samplePaths(
+      () => [0.1, 0.9],
+      () => [0, 1],
+      3,
+      5,
+      9,
+    );
+    assert.deepEqual(
+      a,
+      samplePaths(
+        () => [0.1, 0.9],
+        () => [0, 1],
+        3,
+        5,
+        9,
+      ),
+    );
     for (const p of a) assert.ok(p.every((v) => v >= 0 && v <= 1 && v === p[0]));
   });
 
@@ -60,6 +81,9 @@ describe('ONNX driver pieces', () => {
     assert.deepEqual(backtestOrigins(250, 96, DEFAULT_CALIBRATION), [154]);
     assert.deepEqual(backtestOrigins(191, 96, DEFAULT_CALIBRATION), []);
     const pooled = pooledErrors([Float64Array.from([1, 2, NaN]), Float64Array.from([-1, 5, 0])], 3, 0);
-    assert.deepEqual(pooled.map((p) => Array.from(p)), [[-1, 1], [2, 5], [0]]);
+    assert.deepEqual(
+      pooled.map((p) => Array.from(p)),
+      [[-1, 1], [2, 5], [0]],
+    );
   });
 });

@@ -39,19 +39,23 @@ describe('safetensors reader', () => {
   it('widens F16 and BF16 to float32', () => {
     const half = new Uint8Array([0x00, 0x3c, 0x00, 0xc0, 0x00, 0x35]); // 1, -2, 0.3125
     const bf = new Uint8Array([0x80, 0x3f, 0x40, 0xc0]); // 1, -3
-    const file = readSafetensors(build({
-      h: { dtype: 'F16', shape: [3], bytes: half },
-      b: { dtype: 'BF16', shape: [2], bytes: bf },
-    }));
+    const file = readSafetensors(
+      build({
+        h: { dtype: 'F16', shape: [3], bytes: half },
+        b: { dtype: 'BF16', shape: [2], bytes: bf },
+      }),
+    );
     assert.deepEqual(Array.from(file.float32('h')), [1, -2, 0.3125]);
     assert.deepEqual(Array.from(file.float32('b')), [1, -3]);
   });
 
   it('rejects a wrong shape, a wrong dtype and a missing tensor', () => {
-    const file = readSafetensors(build({
-      a: { dtype: 'F32', shape: [4], bytes: f32([1, 2, 3, 4]) },
-      i: { dtype: 'I32', shape: [1], bytes: new Uint8Array(4) },
-    }));
+    const file = readSafetensors(
+      build({
+        a: { dtype: 'F32', shape: [4], bytes: f32([1, 2, 3, 4]) },
+        i: { dtype: 'I32', shape: [1], bytes: new Uint8Array(4) },
+      }),
+    );
     assert.throws(() => file.float32('a', [2, 2]), /expected \[2,2\]/);
     assert.throws(() => file.float32('i'), /dtype I32/);
     assert.throws(() => file.float32('nope'), SafetensorsError);

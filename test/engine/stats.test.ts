@@ -26,8 +26,14 @@ describe('missing values', () => {
     assert.deepEqual(fillMissing([Infinity, 5, 6], 1, 0).y, [5, 6]);
   });
   it('rejects all-NaN and too-short series as bad input naming the series', () => {
-    assert.throws(() => fillMissing([NaN, NaN], 1, 3), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 3);
-    assert.throws(() => fillMissing([1, NaN, 2], 3, 1), (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1);
+    assert.throws(
+      () => fillMissing([NaN, NaN], 1, 3),
+      (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 3,
+    );
+    assert.throws(
+      () => fillMissing([1, NaN, 2], 3, 1),
+      (e: unknown) => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1,
+    );
   });
 });
 
@@ -39,7 +45,13 @@ describe('autocorrelation and seasonality', () => {
   it('finds a clear season and not a missing one', () => {
     const seasonal = Array.from({ length: 60 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 12) + (t % 5));
     assert.equal(isSeasonal(seasonal, 12), true);
-    assert.equal(isSeasonal(Array.from({ length: 60 }, (_, t) => t), 12), false);
+    assert.equal(
+      isSeasonal(
+        Array.from({ length: 60 }, (_, t) => t),
+        12,
+      ),
+      false,
+    );
     assert.equal(isSeasonal(seasonal.slice(0, 24), 12), false, 'needs more than two seasons');
     const weekly = Array.from({ length: 140 }, (_, t) => 50 + [5, 9, 1, 0, 3, 12, 7][t % 7]! + 0.1 * t);
     assert.equal(detectSeasonLength(weekly), 7);
@@ -50,10 +62,10 @@ describe('autocorrelation and seasonality', () => {
     const pattern = [0.5, 1, 1.5, 1];
     const y = Array.from({ length: 20 }, (_, t) => 10 * pattern[t % 4]!);
     const fig = seasonalFigure(y, 4, 'multiplicative');
-    fig.forEach((v, i) => close(v, pattern[i]!, 1e-12));
+    for (const [i, v] of fig.entries()) close(v, pattern[i]!, 1e-12);
     const d = deseasonalise(y, 4);
     assert.equal(d.type, 'multiplicative');
-    d.adjusted.forEach((v) => close(v, 10, 1e-9));
+    for (const v of d.adjusted) close(v, 10, 1e-9);
     close(d.reseasonalise(10, 21), 10 * pattern[1]!, 1e-9);
   });
 });

@@ -27,7 +27,11 @@ interface Hub {
 
 async function startHub(): Promise<Hub> {
   const hub: Omit<Hub, 'url'> & { url: string } = {
-    url: '', requests: [], corrupt: new Set(), redirect: false, server: createServer(),
+    url: '',
+    requests: [],
+    corrupt: new Set(),
+    redirect: false,
+    server: createServer(),
   };
   hub.server.on('request', (req, res) => {
     const url = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
@@ -62,7 +66,9 @@ const repo = TTM_R2_FILES.repo;
 
 describe('model store', { skip: skipWithoutWeights }, () => {
   let hub: Hub;
-  before(async () => { hub = await startHub(); });
+  before(async () => {
+    hub = await startHub();
+  });
   after(async () => {
     await new Promise<void>((resolve) => hub.server.close(() => resolve()));
     for (const dir of made) rmSync(dir, { recursive: true, force: true });
@@ -70,22 +76,37 @@ describe('model store', { skip: skipWithoutWeights }, () => {
 
   it('downloads, verifies and installs every file, reporting progress; a re-run skips them', async () => {
     const dir = freshDir();
-    assert.equal((await verifyModel(TTM_R2_FILES, dir)).files.every((f) => f.status === 'missing'), true);
+    assert.equal(
+      (await verifyModel(TTM_R2_FILES, dir)).files.every((f) => f.status === 'missing'),
+      true,
+    );
     const progress: PullProgress[] = [];
     const first = await pullModel(ttmR2, { modelsDir: dir, endpoint: hub.url, onProgress: (p) => progress.push(p) });
-    assert.deepEqual(first.map((f) => [f.path, f.status]), [['model.safetensors', 'downloaded'], ['config.json', 'downloaded']]);
+    assert.deepEqual(
+      first.map((f) => [f.path, f.status]),
+      [
+        ['model.safetensors', 'downloaded'],
+        ['config.json', 'downloaded'],
+      ],
+    );
     assert.equal(first[0]!.bytes, 3_240_592);
     const st = progress.filter((p) => p.file === 'model.safetensors' && p.phase === 'downloading');
     assert.ok(st.length > 1 && st.at(-1)!.received === 3_240_592 && st.at(-1)!.total === 3_240_592);
     const check = await verifyModel(TTM_R2_FILES, dir);
     assert.equal(check.ok, true);
-    assert.deepEqual(check.files.map((f) => f.status), ['verified', 'verified']);
+    assert.deepEqual(
+      check.files.map((f) => f.status),
+      ['verified', 'verified'],
+    );
     assert.deepEqual(await modelAvailability(ttmR2, dir), { available: true });
     assert.deepEqual(readdirSync(path.join(dir, repo)).sort(), ['config.json', 'model.safetensors']);
 
     const before2 = hub.requests.length;
     const second = await pullModel(ttmR2, { modelsDir: dir, endpoint: hub.url });
-    assert.deepEqual(second.map((f) => f.status), ['skipped', 'skipped']);
+    assert.deepEqual(
+      second.map((f) => f.status),
+      ['skipped', 'skipped'],
+    );
     assert.equal(hub.requests.length, before2, 'nothing is fetched again');
   });
 
@@ -101,7 +122,10 @@ describe('model store', { skip: skipWithoutWeights }, () => {
     const resolves = hub.requests.filter((r) => r.path.includes('/resolve/') && !r.path.startsWith('/cdn/'));
     assert.equal(resolves.length, 2);
     for (const r of resolves) assert.equal(r.headers.authorization, 'Bearer hf_secret');
-    assert.deepEqual(resolves.map((r) => r.path), [`/${repo}/resolve/main/model.safetensors`, `/${repo}/resolve/main/config.json`]);
+    assert.deepEqual(
+      resolves.map((r) => r.path),
+      [`/${repo}/resolve/main/model.safetensors`, `/${repo}/resolve/main/config.json`],
+    );
     assert.equal((await verifyModel(TTM_R2_FILES, dir)).ok, true);
   });
 
@@ -116,8 +140,11 @@ describe('model store', { skip: skipWithoutWeights }, () => {
     const dir = freshDir();
     hub.corrupt.add(`${repo}/model.safetensors`);
     try {
-      await assert.rejects(pullModel(ttmR2, { modelsDir: dir, endpoint: hub.url }), (err: unknown) =>
-        err instanceof StoreError && err.kind === 'hash_mismatch' && err.file === 'model.safetensors' && /does not match the pinned/.test(err.message));
+      await assert.rejects(
+        pullModel(ttmR2, { modelsDir: dir, endpoint: hub.url }),
+        (err: unknown) =>
+          err instanceof StoreError && err.kind === 'hash_mismatch' && err.file === 'model.safetensors' && /does not match the pinned/.test(err.message),
+      );
     } finally {
       hub.corrupt.clear();
     }
@@ -140,15 +167,20 @@ describe('model store', { skip: skipWithoutWeights }, () => {
     assert.equal(check.files[0]!.status, 'corrupt');
     assert.equal(check.files[1]!.status, 'verified');
     const again = await pullModel(ttmR2, { modelsDir: dir, endpoint: hub.url });
-    assert.deepEqual(again.map((f) => f.status), ['downloaded', 'skipped']);
+    assert.deepEqual(
+      again.map((f) => f.status),
+      ['downloaded', 'skipped'],
+    );
     assert.equal((await verifyModel(TTM_R2_FILES, dir)).ok, true);
   });
 
   it('reports a 404 clearly and installs nothing', async () => {
     const dir = freshDir();
     const missing: ModelFiles = { repo, revision: 'main', files: [{ path: 'no-such-file.bin', sha256: null }] };
-    await assert.rejects(pullModel(missing, { modelsDir: dir, endpoint: hub.url }), (err: unknown) =>
-      err instanceof StoreError && err.kind === 'not_found' && /404/.test(err.message));
+    await assert.rejects(
+      pullModel(missing, { modelsDir: dir, endpoint: hub.url }),
+      (err: unknown) => err instanceof StoreError && err.kind === 'not_found' && /404/.test(err.message),
+    );
     assert.equal(existsSync(modelFilePath(dir, repo, 'no-such-file.bin')), false);
     const otherRepo: ModelFiles = { repo: 'nobody/nothing', revision: 'main', files: [{ path: 'model.safetensors', sha256: null }] };
     await assert.rejects(pullModel(otherRepo, { modelsDir: dir, endpoint: hub.url }), /404/);
@@ -183,9 +215,10 @@ describe('model store', { skip: skipWithoutWeights }, () => {
 
   it('npm run models -- pull / verify / list work from the environment', async () => {
     const dir = freshDir();
-    const run = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(repoRoot, 'cli', 'models.ts'), ...args], {
-      env: { ...process.env, MODELS_DIR: dir, HF_ENDPOINT: hub.url, HF_TOKEN: 'hf_cli' },
-    });
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [path.join(repoRoot, 'cli', 'models.ts'), ...args], {
+        env: { ...process.env, MODELS_DIR: dir, HF_ENDPOINT: hub.url, HF_TOKEN: 'hf_cli' },
+      });
     hub.requests.length = 0;
     const pulled = await run('pull', repo);
     assert.match(pulled.stderr, /model\.safetensors:.*sha256 verified/);

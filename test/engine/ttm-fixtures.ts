@@ -13,11 +13,17 @@ export const skipWithoutWeights: string | false = existsSync(weightsPath)
   ? false
   : `TTM weights not found at ${weightsPath} (set SHARED_DIR to the folder holding models/)`;
 
-export interface TestVector { context: number[][]; prediction: number[][]; datasetMse: number }
+export interface TestVector {
+  context: number[][];
+  prediction: number[][];
+  datasetMse: number;
+}
 
 export function readVector(dataset: 'ETTh1' | 'ETTh2'): TestVector {
   const raw = JSON.parse(readFileSync(path.join(ttmDir, 'reference', `${dataset}_first_window.json`), 'utf8')) as {
-    context_512x7: number[][]; prediction_96x7: number[][]; dataset_mse: number;
+    context_512x7: number[][];
+    prediction_96x7: number[][];
+    dataset_mse: number;
   };
   return { context: raw.context_512x7, prediction: raw.prediction_96x7, datasetMse: raw.dataset_mse };
 }

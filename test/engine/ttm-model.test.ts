@@ -59,8 +59,11 @@ describe('TTM R2 model entry', () => {
 
   it('reports missing weights as unavailable, with the command that fetches them', async () => {
     const empty = mkdtempSync(path.join(tmpdir(), 'ttm-models-'));
-    assert.throws(() => loadTtmRuntime(empty), (err: unknown) =>
-      err instanceof EngineError && err.kind === 'unavailable' && /npm run models -- pull ibm-granite\/granite-timeseries-ttm-r2/.test(err.message));
+    assert.throws(
+      () => loadTtmRuntime(empty),
+      (err: unknown) =>
+        err instanceof EngineError && err.kind === 'unavailable' && /npm run models -- pull ibm-granite\/granite-timeseries-ttm-r2/.test(err.message),
+    );
     rmSync(empty, { recursive: true, force: true });
   });
 

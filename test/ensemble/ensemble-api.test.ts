@@ -83,7 +83,12 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
   });
 
   test('deterministic: the same input gives the same ranking, weights and blend', async () => {
-    const body = { inputs: [{ target: seasonal }], parameters: { prediction_length: 4, frequency: 'MS' }, models: ['naive', 'auto-ets', 'theta'], scoring_metric: 'mase' };
+    const body = {
+      inputs: [{ target: seasonal }],
+      parameters: { prediction_length: 4, frequency: 'MS' },
+      models: ['naive', 'auto-ets', 'theta'],
+      scoring_metric: 'mase',
+    };
     const a = await ensemble(body);
     const b = await ensemble(body);
     assert.equal(a.status, 200, a.text);
@@ -106,9 +111,15 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     });
     assert.equal(r.status, 200, r.text);
     const f: string[] = r.body.ensemble_metadata.selection.filters_applied;
-    assert.ok(f.some((x) => x.startsWith('drift: dropped, failed')), JSON.stringify(f));
+    assert.ok(
+      f.some((x) => x.startsWith('drift: dropped, failed')),
+      JSON.stringify(f),
+    );
     assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('drift'));
-    assert.ok(f.some((x) => x.includes('max_models=4')), JSON.stringify(f));
+    assert.ok(
+      f.some((x) => x.includes('max_models=4')),
+      JSON.stringify(f),
+    );
     assert.equal(r.body.ensemble_metadata.selection.held_out_length, 3);
     // a failed candidate is not charged
     assert.ok(!r.body.ensemble_metadata.cost_breakdown.some((c: { model: string }) => c.model === 'drift'));

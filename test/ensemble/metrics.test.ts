@@ -7,7 +7,7 @@ import { heldOutLength } from '../../src/ensemble/service.ts';
 describe('ensemble metrics', () => {
   test('sMAPE: hand-computed values; 0/0 counts as 0; NaN actuals skipped', () => {
     // 200·|100−110|/(210) = 9.5238…, 200·|50−40|/90 = 22.222…
-    assert.ok(Math.abs(smape([100, 50], [110, 40]) - (200 * 10 / 210 + 200 * 10 / 90) / 2) < 1e-12);
+    assert.ok(Math.abs(smape([100, 50], [110, 40]) - ((200 * 10) / 210 + (200 * 10) / 90) / 2) < 1e-12);
     assert.equal(smape([0, 0], [0, 0]), 0);
     assert.equal(smape([Number.NaN, 10], [5, 10]), 0);
     assert.equal(smape([5, 5], [-5, -5]), 200);

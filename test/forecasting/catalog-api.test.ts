@@ -28,7 +28,10 @@ describe(`model catalog API (${DB_KIND})`, () => {
 
   test('filters: q, task, capability, provider, available', async () => {
     const q = await call(t, 'GET', '/api/models?q=SLASHED');
-    assert.deepEqual(q.body.models.map((m: { id: string }) => m.id), ['org/slashed-model']);
+    assert.deepEqual(
+      q.body.models.map((m: { id: string }) => m.id),
+      ['org/slashed-model'],
+    );
     assert.equal((await call(t, 'GET', '/api/models?task=forecast')).body.models.length, 3);
     assert.equal((await call(t, 'GET', '/api/models?task=classify')).body.models.length, 0);
     assert.equal((await call(t, 'GET', '/api/models?capability=samples')).body.models.length, 3);

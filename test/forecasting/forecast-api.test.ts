@@ -39,7 +39,10 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.equal(body.outputs[0].mean.length, 24);
     assert.deepEqual(body.outputs[0].mean[0], [4]);
     assert.deepEqual(body.outputs[1].mean[23], [7]);
-    assert.deepEqual(body.outputs[0].quantile_predictions.map((q: { level: number }) => q.level), [0.1, 0.5, 0.9]);
+    assert.deepEqual(
+      body.outputs[0].quantile_predictions.map((q: { level: number }) => q.level),
+      [0.1, 0.5, 0.9],
+    );
     assert.deepEqual(body.outputs[0].metadata, { item_id: 'a' });
     assert.deepEqual(body.outputs[1].metadata, { item_id: 'b' });
     assert.deepEqual(body.metadata, { trace: 'x' });
@@ -56,9 +59,24 @@ describe(`forecast API contract (${DB_KIND})`, () => {
   });
 
   test('multivariate targets are split per variate and reassembled steps × variates', async () => {
-    const r = await forecast({ model: 'echo-last', inputs: [{ target: [[1, 10], [2, 20], [3, 30]] }], parameters: { prediction_length: 2 } });
+    const r = await forecast({
+      model: 'echo-last',
+      inputs: [
+        {
+          target: [
+            [1, 10],
+            [2, 20],
+            [3, 30],
+          ],
+        },
+      ],
+      parameters: { prediction_length: 2 },
+    });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body.outputs[0].mean, [[3, 30], [3, 30]]);
+    assert.deepEqual(r.body.outputs[0].mean, [
+      [3, 30],
+      [3, 30],
+    ]);
     assert.equal(engine.jobs.at(-1)?.series.length, 2);
     assert.deepEqual(r.body.usage, { input_tokens: 6, output_tokens: 4, total_tokens: 10 });
   });
@@ -71,18 +89,29 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.quantile_levels, [0.9, 0.2]);
-    assert.deepEqual(r.body.outputs[0].quantile_predictions.map((q: { level: number }) => q.level), [0.9, 0.2]);
+    assert.deepEqual(
+      r.body.outputs[0].quantile_predictions.map((q: { level: number }) => q.level),
+      [0.9, 0.2],
+    );
     assert.deepEqual(engine.jobs.at(-1)?.quantileLevels, [0.2, 0.9]);
     assert.equal(engine.jobs.at(-1)?.seasonLength, 24);
     assert.equal(r.body.outputs[0].samples.length, 4);
     assert.equal(r.body.outputs[0].samples[0].length, 3);
     assert.deepEqual(r.body.outputs[0].timestamps, ['2024-01-01T03:00:00.000Z', '2024-01-01T04:00:00.000Z', '2024-01-01T05:00:00.000Z']);
-    const monthly = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2], start: '2023-11-01' }], parameters: { prediction_length: 2, frequency: 'MS' } });
+    const monthly = await forecast({
+      model: 'echo-last',
+      inputs: [{ target: [1, 2], start: '2023-11-01' }],
+      parameters: { prediction_length: 2, frequency: 'MS' },
+    });
     assert.deepEqual(monthly.body.outputs[0].timestamps, ['2024-01-01T00:00:00.000Z', '2024-02-01T00:00:00.000Z']);
   });
 
   test('context_length keeps the most recent points and reports truncated_from', async () => {
-    const r = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2, 3, 4, 5, 6] }, { target: [1, 2] }], parameters: { context_length: 4, prediction_length: 1 } });
+    const r = await forecast({
+      model: 'echo-last',
+      inputs: [{ target: [1, 2, 3, 4, 5, 6] }, { target: [1, 2] }],
+      parameters: { context_length: 4, prediction_length: 1 },
+    });
     assert.equal(r.status, 200);
     assert.deepEqual(engine.jobs.at(-1)?.series[0], [3, 4, 5, 6]);
     assert.equal(r.body.truncated_from, 6);
@@ -135,7 +164,11 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.body.outputs[0].metadata.covariates_ignored, ['temp', 'promo', 'store']);
-    const bad = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2, 3], past_covariates: { temp: [1] }, future_covariates: { promo: [0] } }], parameters: { prediction_length: 2 } });
+    const bad = await forecast({
+      model: 'echo-last',
+      inputs: [{ target: [1, 2, 3], past_covariates: { temp: [1] }, future_covariates: { promo: [0] } }],
+      parameters: { prediction_length: 2 },
+    });
     assert.equal(bad.status, 422);
     const locs = bad.body.detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
     assert.deepEqual(locs, ['body.inputs.0.past_covariates.temp', 'body.inputs.0.future_covariates.promo']);
@@ -202,7 +235,10 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     expectSchema(routeSchema(t, 'POST', '/v1/forecast/batch'), r.body);
     assert.equal(r.body.object, 'list');
-    assert.deepEqual(r.body.data.map((d: { ok: boolean }) => d.ok), [true, false, false, false, true]);
+    assert.deepEqual(
+      r.body.data.map((d: { ok: boolean }) => d.ok),
+      [true, false, false, false, true],
+    );
     assert.deepEqual(r.body.data[0].result.outputs[0].mean, [[2], [2]]);
     assert.equal(r.body.data[1].error.code, 'model_not_found');
     assert.equal(r.body.data[1].error.status, 404);

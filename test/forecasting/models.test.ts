@@ -41,12 +41,21 @@ describe(`every built-in model answers /v1/forecast (${DB_KIND})`, () => {
       expectSchema(routeSchema(t, 'POST', '/v1/forecast'), r.body);
       const [uni, multi] = r.body.outputs;
       assert.equal(uni.mean.length, 6, model);
-      assert.ok(uni.mean.every((row: number[]) => row.length === 1 && Number.isFinite(row[0])), model);
-      assert.ok(multi.mean.every((row: number[]) => row.length === 2 && row.every(Number.isFinite)), model);
+      assert.ok(
+        uni.mean.every((row: number[]) => row.length === 1 && Number.isFinite(row[0])),
+        model,
+      );
+      assert.ok(
+        multi.mean.every((row: number[]) => row.length === 2 && row.every(Number.isFinite)),
+        model,
+      );
       assert.deepEqual(uni.metadata.item_id, 'uni');
       assert.equal(uni.timestamps[0], '2024-01-01T00:00:00.000Z', model);
       assert.equal(uni.samples.length, 3, model);
-      assert.ok(uni.samples.every((p: number[][]) => p.length === 6 && p.every((row) => row.length === 1)), model);
+      assert.ok(
+        uni.samples.every((p: number[][]) => p.length === 6 && p.every((row) => row.length === 1)),
+        model,
+      );
       for (const out of [uni, multi]) {
         const [lo, mid, hi] = out.quantile_predictions.map((q: { values: number[][] }) => q.values);
         for (let h = 0; h < 6; h++) {
@@ -66,14 +75,23 @@ describe(`every built-in model answers /v1/forecast (${DB_KIND})`, () => {
   });
 
   test('an all-null series is a 422 naming the input, not a crash', async () => {
-    const r = await call(t, 'POST', '/v1/forecast', { token: u.token, body: { model: 'theta', inputs: [{ target: [1, 2, 3, 4] }, { target: [null, null, null] }] } });
+    const r = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'theta', inputs: [{ target: [1, 2, 3, 4] }, { target: [null, null, null] }] },
+    });
     assert.equal(r.status, 422, r.text);
     assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
   });
 
   test('seasonal naive repeats the last season when the frequency gives the season', async () => {
-    const r = await call(t, 'POST', '/v1/forecast', { token: u.token, body: { model: 'seasonal-naive', inputs: [{ target: series }], parameters: { prediction_length: 12, frequency: 'MS' } } });
+    const r = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'seasonal-naive', inputs: [{ target: series }], parameters: { prediction_length: 12, frequency: 'MS' } },
+    });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body.outputs[0].mean.map((row: number[]) => row[0]), series.slice(36));
+    assert.deepEqual(
+      r.body.outputs[0].mean.map((row: number[]) => row[0]),
+      series.slice(36),
+    );
   });
 });

@@ -139,8 +139,7 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     rmSync(modelsDir, { recursive: true, force: true });
   });
 
-  const forecast = (model: string, body: Record<string, unknown>) =>
-    call(t, 'POST', '/v1/forecast', { token: u.token, body: { model, ...body } });
+  const forecast = (model: string, body: Record<string, unknown>) => call(t, 'POST', '/v1/forecast', { token: u.token, body: { model, ...body } });
 
   test('before the pull: listed as unavailable with the pull command, and a forecast is refused', async () => {
     await engine.refresh?.();
@@ -162,7 +161,11 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     for (const e of EXPORTS) {
       const impl = catalogModel(e.id);
       const pulled = await pullModel(impl, { modelsDir, endpoint: hub.url });
-      assert.deepEqual(pulled.map((f) => f.status), impl.files?.files.map(() => 'downloaded'), e.id);
+      assert.deepEqual(
+        pulled.map((f) => f.status),
+        impl.files?.files.map(() => 'downloaded'),
+        e.id,
+      );
       const graph = impl.files?.files.find((f) => f.path.endsWith('.onnx'));
       assert.equal(graph?.sha256, null, `${e.id}: no pin in the catalog`);
       const rec = await recordedHash(modelDir(modelsDir, impl.files?.repo ?? ''), impl.files?.revision ?? '', graph?.path ?? '');
@@ -172,7 +175,10 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
       const again = await pullModel(impl, { modelsDir, endpoint: hub.url });
       assert.ok(again.every((f) => f.status === 'skipped'));
     }
-    assert.ok(hub.requests.some((p) => p === `/${CHRONOS}/resolve/main/chronos2-ctx2048-h64.onnx`), hub.requests.join('\n'));
+    assert.ok(
+      hub.requests.some((p) => p === `/${CHRONOS}/resolve/main/chronos2-ctx2048-h64.onnx`),
+      hub.requests.join('\n'),
+    );
     await assert.rejects(pullModel(catalogModel(CHRONOS_INT8), { modelsDir, endpoint: hub.url }), (e: unknown) => {
       return e instanceof StoreError && (e.kind === 'size_mismatch' || e.kind === 'hash_mismatch');
     });
@@ -224,7 +230,16 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
 
   test('multivariate: the variates of one input form one joint group, separate inputs stay independent', async () => {
     const r = await forecast(CHRONOS, {
-      inputs: [{ target: [[2, 10], [2, 10], [2, 10]] }, { target: [7, 7] }],
+      inputs: [
+        {
+          target: [
+            [2, 10],
+            [2, 10],
+            [2, 10],
+          ],
+        },
+        { target: [7, 7] },
+      ],
       parameters: { prediction_length: 3, quantile_levels: [0.5], num_samples: 4 },
     });
     assert.equal(r.status, 200, r.text);
@@ -239,7 +254,17 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     assert.equal(a.samples[0].length, 3);
     assert.equal(a.samples[0][0].length, 2);
     // Toto-2 takes the same groups through series_ids
-    const toto = await forecast(TOTO, { inputs: [{ target: [[1, 5], [3, 7]] }], parameters: { prediction_length: 96 } });
+    const toto = await forecast(TOTO, {
+      inputs: [
+        {
+          target: [
+            [1, 5],
+            [3, 7],
+          ],
+        },
+      ],
+      parameters: { prediction_length: 96 },
+    });
     assert.equal(toto.status, 200, toto.text);
     assert.ok(close(toto.body.outputs[0].mean[95][0], 4) && close(toto.body.outputs[0].mean[0][1], 4));
   });
@@ -252,7 +277,12 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     const tooLow = await forecast(T0, { inputs: [{ target: [1, 2, 3] }], parameters: { quantile_levels: [0.05, 0.5] } });
     assert.equal(tooLow.status, 422, tooLow.text);
     assert.match(tooLow.text, /between 0\.1 and 0\.9/);
-    for (const [id, h] of [[CHRONOS, 65], [TOTO, 97], [T0, 65], [TINYCAST, 721]] as const) {
+    for (const [id, h] of [
+      [CHRONOS, 65],
+      [TOTO, 97],
+      [T0, 65],
+      [TINYCAST, 721],
+    ] as const) {
       const r = await forecast(id, { inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: h } });
       assert.equal(r.status, 422, `${id} h=${h}: ${r.text}`);
       assert.deepEqual(r.body.detail[0].loc, ['body', 'parameters', 'prediction_length']);
@@ -291,7 +321,10 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
       },
     });
     assert.equal(b.status, 200, b.text);
-    assert.deepEqual(b.body.data.map((d: { ok: boolean }) => d.ok), [true, true, false, true]);
+    assert.deepEqual(
+      b.body.data.map((d: { ok: boolean }) => d.ok),
+      [true, true, false, true],
+    );
     assert.equal(b.body.data[0].result.outputs[0].mean.length, 12);
     assert.equal(b.body.data[1].result.outputs[0].mean.length, 60);
     const e = await call(t, 'POST', '/v1/forecast/ensemble', {

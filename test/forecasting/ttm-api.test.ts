@@ -48,19 +48,33 @@ describe(`TTM R2 through the API (${DB_KIND})`, { skip: present ? false : `no we
   });
 
   test('min_points is honest: a short series is a 422 naming the input; a horizon past the rollout is a 422', async () => {
-    const short = await call(t, 'POST', '/v1/forecast', { token: u.token, body: { model: ID, inputs: [{ target: hourly }, { target: hourly.slice(0, 100) }] } });
+    const short = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: ID, inputs: [{ target: hourly }, { target: hourly.slice(0, 100) }] },
+    });
     assert.equal(short.status, 422);
     assert.deepEqual(short.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
-    const long = await call(t, 'POST', '/v1/forecast', { token: u.token, body: { model: ID, inputs: [{ target: hourly }], parameters: { prediction_length: 500 } } });
+    const long = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: ID, inputs: [{ target: hourly }], parameters: { prediction_length: 500 } },
+    });
     assert.equal(long.status, 422);
   });
 
   test('batch and ensemble can use it', async () => {
     const b = await call(t, 'POST', '/v1/forecast/batch', {
       token: u.token,
-      body: { requests: [{ model: ID, inputs: [{ target: hourly }], parameters: { prediction_length: 12 } }, { model: 'naive', inputs: [{ target: hourly }] }] },
+      body: {
+        requests: [
+          { model: ID, inputs: [{ target: hourly }], parameters: { prediction_length: 12 } },
+          { model: 'naive', inputs: [{ target: hourly }] },
+        ],
+      },
     });
-    assert.deepEqual(b.body.data.map((d: { ok: boolean }) => d.ok), [true, true]);
+    assert.deepEqual(
+      b.body.data.map((d: { ok: boolean }) => d.ok),
+      [true, true],
+    );
     const e = await call(t, 'POST', '/v1/forecast/ensemble', {
       token: u.token,
       body: { inputs: [{ target: hourly }], parameters: { prediction_length: 24, frequency: 'h' }, models: [ID, 'seasonal-naive', 'theta'], top_n: 2 },

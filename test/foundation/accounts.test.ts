@@ -12,7 +12,14 @@ describe(`accounts (${DB_KIND})`, () => {
   test('register returns a session token, the user, and an HttpOnly cookie; e-mail is normalised', async () => {
     const email = uniqueEmail('Mixed');
     const r = await call(t, 'POST', '/api/auth/register', {
-      body: { email: `  ${email.toUpperCase()} `, password: 'longenough', name: 'Ann', ref: 'inv_x', accepted_free_tier_data_terms: true, analytics_distinct_id: 'a1' },
+      body: {
+        email: `  ${email.toUpperCase()} `,
+        password: 'longenough',
+        name: 'Ann',
+        ref: 'inv_x',
+        accepted_free_tier_data_terms: true,
+        analytics_distinct_id: 'a1',
+      },
     });
     assert.equal(r.status, 200, r.text);
     expectSchema(routeSchema(t, 'POST', '/api/auth/register'), r.body);
@@ -112,7 +119,11 @@ describe(`accounts (${DB_KIND})`, () => {
 
   test('expired sessions are refused', async () => {
     const u = await registerUser(t);
-    await t.deps.database.db.updateTable('sessions').set({ expires_at: Date.now() - 1 }).where('user_id', '=', u.id).execute();
+    await t.deps.database.db
+      .updateTable('sessions')
+      .set({ expires_at: Date.now() - 1 })
+      .where('user_id', '=', u.id)
+      .execute();
     const r = await call(t, 'GET', '/api/account/me', { token: u.token });
     assert.equal(r.status, 401);
     assert.equal(r.body.code, 'invalid_credential');
@@ -143,7 +154,11 @@ describe(`accounts (${DB_KIND})`, () => {
 
     await call(t, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
     const token2 = decodeURIComponent(/token=([^\s]+)/.exec(t.mailer.sent.at(-1)?.text ?? '')?.[1] ?? '');
-    await t.deps.database.db.updateTable('password_resets').set({ expires_at: Date.now() - 1 }).where('user_id', '=', u.id).execute();
+    await t.deps.database.db
+      .updateTable('password_resets')
+      .set({ expires_at: Date.now() - 1 })
+      .where('user_id', '=', u.id)
+      .execute();
     const expired = await call(t, 'POST', '/api/auth/reset-password', { body: { token: token2, password: 'yet-another-one' } });
     assert.equal(expired.status, 401);
   });

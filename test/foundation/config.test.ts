@@ -31,7 +31,11 @@ describe('configuration', () => {
       [{ CAPTCHA_VERIFIER: 'hcaptcha' }, 'CAPTCHA_SECRET'],
     ];
     for (const [env, name] of cases) {
-      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name);
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(name),
+        name,
+      );
     }
   });
 });

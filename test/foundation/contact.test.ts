@@ -10,7 +10,9 @@ describe(`contact form and invitations (${DB_KIND})`, () => {
   after(() => t.close());
 
   test('contact: stores the message and answers ContactResponse', async () => {
-    const r = await call(t, 'POST', '/api/contact', { body: { name: 'Ann', email: 'Ann@Example.com', message: 'Hello', company: 'ACME', topic: 'sales', source: 'web' } });
+    const r = await call(t, 'POST', '/api/contact', {
+      body: { name: 'Ann', email: 'Ann@Example.com', message: 'Hello', company: 'ACME', topic: 'sales', source: 'web' },
+    });
     assert.equal(r.status, 200, r.text);
     expectSchema(routeSchema(t, 'POST', '/api/contact'), r.body);
     assert.equal(r.body.status, 'received');

@@ -93,9 +93,22 @@ describe(`HTTP plumbing (${DB_KIND})`, () => {
       for (const op of Object.values(item)) if (op.operationId) ops.add(op.operationId);
     }
     for (const id of [
-      'getHealth', 'getSystemStatus', 'getApiSchema', 'registerUser', 'loginUser', 'logoutUser', 'forgotPassword',
-      'getAccountMe', 'deleteAccountMe', 'listAccountKeys', 'createAccountKey', 'revokeAccountKey',
-      'getPrivacySettings', 'patchPrivacySettings', 'postPrivacySettings', 'validateCredential',
+      'getHealth',
+      'getSystemStatus',
+      'getApiSchema',
+      'registerUser',
+      'loginUser',
+      'logoutUser',
+      'forgotPassword',
+      'getAccountMe',
+      'deleteAccountMe',
+      'listAccountKeys',
+      'createAccountKey',
+      'revokeAccountKey',
+      'getPrivacySettings',
+      'patchPrivacySettings',
+      'postPrivacySettings',
+      'validateCredential',
     ]) {
       assert.ok(ops.has(id), `missing operation ${id}`);
     }

@@ -58,7 +58,7 @@ describe(`API keys and credential validation (${DB_KIND})`, () => {
     }
   });
 
-  test('revoke works at once; someone else\'s key id is 404 and stays valid; unknown id is 404', async () => {
+  test("revoke works at once; someone else's key id is 404 and stays valid; unknown id is 404", async () => {
     const u = await registerUser(t);
     const v = await registerUser(t);
     const k = await createKey(t, u);

@@ -89,7 +89,7 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json';
   }
   const res = await t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
-  let body: any = undefined;
+  let body: any;
   try {
     body = res.body.length > 0 ? JSON.parse(res.body) : undefined;
   } catch {

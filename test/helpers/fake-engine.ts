@@ -25,7 +25,16 @@ export class FakeEngine implements Engine {
     return [
       { ...base, id: 'echo-last', name: 'Echo last', minPoints: 1, maxHorizon: null, available: true },
       { ...base, id: 'echo-short', name: 'Echo (max horizon 5, min 3 points)', minPoints: 3, maxHorizon: 5, available: true },
-      { ...base, id: 'org/slashed-model', name: 'Slashed id', kind: 'neural', minPoints: 1, maxHorizon: null, available: false, unavailableReason: 'not downloaded' },
+      {
+        ...base,
+        id: 'org/slashed-model',
+        name: 'Slashed id',
+        kind: 'neural',
+        minPoints: 1,
+        maxHorizon: null,
+        available: false,
+        unavailableReason: 'not downloaded',
+      },
     ];
   }
 

@@ -36,7 +36,15 @@ export class RecordingMeter implements Meter {
   async hold(req: ChargeRequest) {
     return {
       commit: async () => {
-        this.committed.push({ requestId: req.requestId, source: req.source, model: req.model, usage: req.usage, credits: req.credits, userId: req.principal.user.id, kind: req.principal.kind });
+        this.committed.push({
+          requestId: req.requestId,
+          source: req.source,
+          model: req.model,
+          usage: req.usage,
+          credits: req.credits,
+          userId: req.principal.user.id,
+          kind: req.principal.kind,
+        });
       },
       release: async () => {},
     };

@@ -52,7 +52,10 @@ describe(`bad input never gives a 500 (${DB_KIND})`, () => {
   const routes = () =>
     [...t.app.routeSchemas.keys()]
       .map((k) => k.split(' ') as [string, string])
-      .filter(([m, url]) => m !== 'HEAD' && m !== 'GET' && !url.startsWith('/mcp') && !url.startsWith('/oauth') && !url.includes('webhooks') && !url.includes('/local/'));
+      .filter(
+        ([m, url]) =>
+          m !== 'HEAD' && m !== 'GET' && !url.startsWith('/mcp') && !url.startsWith('/oauth') && !url.includes('webhooks') && !url.includes('/local/'),
+      );
 
   test('bodies', async () => {
     const checked: string[] = [];
@@ -63,7 +66,10 @@ describe(`bad input never gives a 500 (${DB_KIND})`, () => {
         const r = await call(t, method as 'POST', url, { token: admin.token, raw: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
         assert.ok(r.status < 500, `${method} ${url} ${JSON.stringify(body).slice(0, 120)} → ${r.status} ${r.text.slice(0, 300)}`);
         if (r.status >= 400) {
-          assert.ok(r.status === 422 ? Array.isArray(r.body?.detail) : typeof r.body?.code === 'string' && typeof r.body?.error === 'string', `${method} ${url}: shape ${r.text.slice(0, 200)}`);
+          assert.ok(
+            r.status === 422 ? Array.isArray(r.body?.detail) : typeof r.body?.code === 'string' && typeof r.body?.error === 'string',
+            `${method} ${url}: shape ${r.text.slice(0, 200)}`,
+          );
         }
       }
       checked.push(`${method} ${url}`);

@@ -29,7 +29,9 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
 
   async function connect(headers: Record<string, string> = {}): Promise<Client> {
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } } }),
+    );
     clients.push(client);
     return client;
   }
@@ -73,7 +75,11 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
   test('MCP ensembles are recorded with source mcp', async () => {
     const c = await connect();
     const before = meter.committed.length;
-    const r = await callTool(c, 'forecastEnsemble', { inputs: [{ target: [1, 2, 3, 4, 5, 6, 7, 8] }], models: ['echo-last', 'echo-short'], parameters: { prediction_length: 2 } });
+    const r = await callTool(c, 'forecastEnsemble', {
+      inputs: [{ target: [1, 2, 3, 4, 5, 6, 7, 8] }],
+      models: ['echo-last', 'echo-short'],
+      parameters: { prediction_length: 2 },
+    });
     assert.notEqual(r.isError, true, JSON.stringify(r.content));
     const ev = meter.committed.slice(before);
     assert.equal(ev.length, 1);

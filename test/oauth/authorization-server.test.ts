@@ -32,7 +32,13 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const code = await authorizeCode(t.baseUrl, client, user, { challenge: pk.challenge });
-    const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: client.redirect_uris[0] as string });
+    const r = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: client.redirect_uris[0] as string,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return { client, tokens: r.body as { access_token: string; refresh_token: string; expires_in: number; token_type: string; scope: string } };
   }
@@ -60,7 +66,10 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const prm = OAuthProtectedResourceMetadataSchema.parse(await (await fetch(`${t.baseUrl}/.well-known/oauth-protected-resource/mcp`)).json());
     assert.equal(prm.resource, `${t.baseUrl}/mcp`);
     assert.deepEqual(prm.authorization_servers, [t.baseUrl]);
-    const pre = await fetch(`${t.baseUrl}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'http://inspector.local', 'access-control-request-method': 'POST' } });
+    const pre = await fetch(`${t.baseUrl}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://inspector.local', 'access-control-request-method': 'POST' },
+    });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), '*');
   });
@@ -122,16 +131,34 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
-    const wrong = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pkcePair().verifier, redirect_uri: client.redirect_uris[0] as string });
+    const wrong = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pkcePair().verifier,
+      redirect_uri: client.redirect_uris[0] as string,
+    });
     expectOAuthError(wrong, 400, 'invalid_grant');
-    const missing = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, redirect_uri: client.redirect_uris[0] as string });
+    const missing = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      redirect_uri: client.redirect_uris[0] as string,
+    });
     expectOAuthError(missing, 400, 'invalid_request');
   });
 
   test('attack: the plain PKCE method is refused (redirected back as invalid_request)', async () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
-    const common = { client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pk.verifier, code_challenge_method: 'plain', scope: 'mcp', state: 'abc' };
+    const common = {
+      client_id: client.client_id,
+      redirect_uri: client.redirect_uris[0] as string,
+      code_challenge: pk.verifier,
+      code_challenge_method: 'plain',
+      scope: 'mcp',
+      state: 'abc',
+    };
     const get = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...common })}`, { redirect: 'manual' });
     assert.equal(get.status, 302);
     const loc = new URL(get.headers.get('location') ?? '');
@@ -148,17 +175,35 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl, ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9/other']);
     const pk = pkcePair();
     for (const evil of ['https://evil.example/cb', 'http://127.0.0.1:9/callback/', 'http://127.0.0.1:10/callback', 'http://127.0.0.1:9/callback?x=1']) {
-      const get = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: evil, code_challenge: pk.challenge, code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      const get = await fetch(
+        `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: evil, code_challenge: pk.challenge, code_challenge_method: 'S256' })}`,
+        { redirect: 'manual' },
+      );
       assert.equal(get.status, 400, evil);
       assert.equal(get.headers.get('location'), null);
-      const post = await submitAuthorize(t.baseUrl, { client_id: client.client_id, redirect_uri: evil, code_challenge: pk.challenge, action: 'approve', email: u.email, password: u.password });
+      const post = await submitAuthorize(t.baseUrl, {
+        client_id: client.client_id,
+        redirect_uri: evil,
+        code_challenge: pk.challenge,
+        action: 'approve',
+        email: u.email,
+        password: u.password,
+      });
       assert.equal(post.status, 400);
       assert.equal(post.location, null);
     }
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
-    const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: 'http://127.0.0.1:9/other' });
+    const r = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: 'http://127.0.0.1:9/other',
+    });
     expectOAuthError(r, 400, 'invalid_grant');
-    const unknownClient = await fetch(`${t.baseUrl}/oauth/authorize?client_id=mcpc_nope&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`, { redirect: 'manual' });
+    const unknownClient = await fetch(`${t.baseUrl}/oauth/authorize?client_id=mcpc_nope&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`, {
+      redirect: 'manual',
+    });
     assert.equal(unknownClient.status, 400);
     assert.equal(unknownClient.headers.get('location'), null);
   });
@@ -167,7 +212,13 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
-    const form = { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: client.redirect_uris[0] as string };
+    const form = {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: client.redirect_uris[0] as string,
+    };
     const first = await tokenRequest(t.baseUrl, form);
     assert.equal(first.status, 200);
     assert.equal((await mcp(first.body.access_token)).status, 200);
@@ -184,7 +235,13 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
     offset = 61_000; // codes live 60 s
     try {
-      const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: client.redirect_uris[0] as string });
+      const r = await tokenRequest(t.baseUrl, {
+        grant_type: 'authorization_code',
+        client_id: client.client_id,
+        code,
+        code_verifier: pk.verifier,
+        redirect_uri: client.redirect_uris[0] as string,
+      });
       expectOAuthError(r, 400, 'invalid_grant');
       assert.match(String(r.body.error_description), /expired/);
     } finally {
@@ -197,7 +254,13 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const b = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const code = await authorizeCode(t.baseUrl, a, u, { challenge: pk.challenge });
-    const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: b.client_id, code, code_verifier: pk.verifier, redirect_uri: a.redirect_uris[0] as string });
+    const r = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: b.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: a.redirect_uris[0] as string,
+    });
     expectOAuthError(r, 400, 'invalid_grant');
   });
 
@@ -205,12 +268,26 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const post = await submitAuthorize(t.baseUrl, {
-      client_id: client.client_id, redirect_uri: client.redirect_uris[0] as string, code_challenge: pk.challenge, resource: 'https://other.example/mcp', state: 's', action: 'approve', email: u.email, password: u.password,
+      client_id: client.client_id,
+      redirect_uri: client.redirect_uris[0] as string,
+      code_challenge: pk.challenge,
+      resource: 'https://other.example/mcp',
+      state: 's',
+      action: 'approve',
+      email: u.email,
+      password: u.password,
     });
     assert.equal(post.status, 303);
     assert.equal(new URL(post.location ?? '').searchParams.get('error'), 'invalid_target');
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
-    const r = await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: pk.verifier, redirect_uri: client.redirect_uris[0] as string, resource: 'https://other.example/mcp' });
+    const r = await tokenRequest(t.baseUrl, {
+      grant_type: 'authorization_code',
+      client_id: client.client_id,
+      code,
+      code_verifier: pk.verifier,
+      redirect_uri: client.redirect_uris[0] as string,
+      resource: 'https://other.example/mcp',
+    });
     expectOAuthError(r, 400, 'invalid_target');
     // A token bound to some other resource (as another deployment would issue) is not accepted here.
     const { tokens } = await grant();
@@ -230,7 +307,11 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     assert.equal(rv.status, 200);
     assert.equal((await mcp(tokens.access_token)).status, 401);
     const { client: c2, tokens: t2 } = await grant();
-    await fetch(`${t.baseUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: t2.refresh_token, client_id: c2.client_id }).toString() });
+    await fetch(`${t.baseUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: t2.refresh_token, client_id: c2.client_id }).toString(),
+    });
     assert.equal((await mcp(t2.access_token)).status, 401);
     const r = await tokenRequest(t.baseUrl, { grant_type: 'refresh_token', client_id: c2.client_id, refresh_token: t2.refresh_token });
     expectOAuthError(r, 400, 'invalid_grant');
@@ -277,7 +358,9 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     assert.equal(noCred.status, 401);
     // With the browser's session cookie (from the login route): consent only.
     const cookie = `tsfm_session=${u.token}`;
-    const page = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...base, code_challenge_method: 'S256' })}`, { headers: { cookie } });
+    const page = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...base, code_challenge_method: 'S256' })}`, {
+      headers: { cookie },
+    });
     const html = await page.text();
     assert.match(html, /Signed in as/);
     assert.doesNotMatch(html, /name="password"/);
@@ -292,7 +375,11 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
   test('token endpoint: unsupported grant, unknown client, malformed body', async () => {
     const client = await registerClientAt(t.baseUrl);
     expectOAuthError(await tokenRequest(t.baseUrl, { grant_type: 'password', client_id: client.client_id }), 400, 'unsupported_grant_type');
-    expectOAuthError(await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: 'mcpc_nope', code: 'x', code_verifier: 'y', redirect_uri: 'z' }), 401, 'invalid_client');
+    expectOAuthError(
+      await tokenRequest(t.baseUrl, { grant_type: 'authorization_code', client_id: 'mcpc_nope', code: 'x', code_verifier: 'y', redirect_uri: 'z' }),
+      401,
+      'invalid_client',
+    );
     expectOAuthError(await tokenRequest(t.baseUrl, { client_id: client.client_id }), 400, 'invalid_request');
   });
 

@@ -19,7 +19,14 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
     await idp.start(0, '127.0.0.1');
     idp.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => Object.assign(token.payload, claims));
     t = await createTestApp({
-      env: { PUBLIC_BASE_URL: BASE, OAUTH_OIDC_ISSUER: idp.issuer.url as string, OAUTH_OIDC_CLIENT_ID: 'tsfm-test', OAUTH_OIDC_CLIENT_SECRET: 'shh', OAUTH_OIDC_NAME: 'acme', OAUTH_OIDC_LABEL: 'Acme SSO' },
+      env: {
+        PUBLIC_BASE_URL: BASE,
+        OAUTH_OIDC_ISSUER: idp.issuer.url as string,
+        OAUTH_OIDC_CLIENT_ID: 'tsfm-test',
+        OAUTH_OIDC_CLIENT_SECRET: 'shh',
+        OAUTH_OIDC_NAME: 'acme',
+        OAUTH_OIDC_LABEL: 'Acme SSO',
+      },
       overrides: { accountCreatedHooks: [async (_trx, user) => void created.push(user)] },
     });
   });
@@ -33,7 +40,11 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
   /** The browser's round trip: start → provider (answers at once) → callback. */
   async function signIn(opts: { next?: string; sessionCookie?: string; tamper?: (u: URL) => void; dropStateCookie?: boolean } = {}) {
     const q = new URLSearchParams({ provider: 'acme', ...(opts.next !== undefined ? { next: opts.next } : {}) });
-    const start = await t.app.inject({ method: 'GET', url: `/api/auth/oauth/start?${q}`, headers: opts.sessionCookie ? { cookie: `tsfm_session=${opts.sessionCookie}` } : {} });
+    const start = await t.app.inject({
+      method: 'GET',
+      url: `/api/auth/oauth/start?${q}`,
+      headers: opts.sessionCookie ? { cookie: `tsfm_session=${opts.sessionCookie}` } : {},
+    });
     assert.equal(start.statusCode, 302, start.body);
     const to = new URL(start.headers.location as string);
     assert.equal(to.origin, new URL(idp.issuer.url as string).origin);
@@ -46,8 +57,18 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
     const back = new URL(atIdp.headers.get('location') as string);
     assert.equal(back.origin + back.pathname, `${BASE}/api/auth/oauth/callback/acme`);
     opts.tamper?.(back);
-    const cb = await t.app.inject({ method: 'GET', url: back.pathname + back.search, headers: opts.dropStateCookie ? {} : { cookie: `tsfm_oauth_state=${stateCookie}` } });
-    return { cb, callbackPath: back.pathname + back.search, stateCookie: stateCookie as string, location: cb.headers.location as string, session: cookieOf(cb, 'tsfm_session') };
+    const cb = await t.app.inject({
+      method: 'GET',
+      url: back.pathname + back.search,
+      headers: opts.dropStateCookie ? {} : { cookie: `tsfm_oauth_state=${stateCookie}` },
+    });
+    return {
+      cb,
+      callbackPath: back.pathname + back.search,
+      stateCookie: stateCookie as string,
+      location: cb.headers.location as string,
+      session: cookieOf(cb, 'tsfm_session'),
+    };
   }
 
   test('a new person: account created (with the account hooks), session started, redirected to next', async () => {
@@ -67,7 +88,10 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
     const ids = await call(t, 'GET', '/api/account/oauth/identities', { token: r.session as string });
     assert.equal(ids.status, 200);
     expectSchema(routeSchema(t, 'GET', '/api/account/oauth/identities'), ids.body);
-    assert.deepEqual(ids.body.identities.map((i: { provider: string }) => i.provider), ['acme']);
+    assert.deepEqual(
+      ids.body.identities.map((i: { provider: string }) => i.provider),
+      ['acme'],
+    );
     assert.deepEqual(ids.body.providers, [{ name: 'acme', label: 'Acme SSO' }]);
     // Signing in again finds the same account.
     const again = await signIn();
@@ -128,7 +152,12 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
     assert.ok(ok.session);
     const replay = await t.app.inject({ method: 'GET', url: ok.callbackPath, headers: { cookie: `tsfm_oauth_state=${ok.stateCookie}` } });
     assert.equal(replay.headers.location, '/login?oauth_error=invalid_state');
-    const denied = await signIn({ tamper: (u) => { u.searchParams.delete('code'); u.searchParams.set('error', 'access_denied'); } });
+    const denied = await signIn({
+      tamper: (u) => {
+        u.searchParams.delete('code');
+        u.searchParams.set('error', 'access_denied');
+      },
+    });
     assert.equal(denied.location, '/login?oauth_error=access_denied');
     const badCode = await signIn({ tamper: (u) => u.searchParams.set('code', 'forged') });
     assert.equal(badCode.location, '/login?oauth_error=provider_error');
@@ -139,7 +168,15 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
   });
 
   test('no open redirect through next', async () => {
-    for (const evil of ['https://evil.example/x', '//evil.example/x', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/ok\r\nLocation: https://evil.example', 'http:/evil.example']) {
+    for (const evil of [
+      'https://evil.example/x',
+      '//evil.example/x',
+      '/\\evil.example',
+      '\\\\evil.example',
+      'javascript:alert(1)',
+      '/ok\r\nLocation: https://evil.example',
+      'http:/evil.example',
+    ]) {
       assert.equal(safeNext(evil, BASE), DEFAULT_NEXT, evil);
     }
     assert.equal(safeNext('/account/usage?x=1#y', BASE), '/account/usage?x=1#y');

@@ -21,7 +21,13 @@ class MemoryProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'SDK test client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   state() {
     return 'sdk-state-123';
@@ -117,7 +123,17 @@ describe(`MCP end to end with the SDK client (${DB_KIND})`, () => {
     await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
     const { tools } = await client.listTools();
     const names = tools.map((x) => x.name).sort();
-    for (const n of ['forecast', 'forecastBatch', 'forecastEnsemble', 'listModels', 'getModelById', 'getUsageSummary', 'getBillingSummary', 'validateCredential']) assert.ok(names.includes(n), n);
+    for (const n of [
+      'forecast',
+      'forecastBatch',
+      'forecastEnsemble',
+      'listModels',
+      'getModelById',
+      'getUsageSummary',
+      'getBillingSummary',
+      'validateCredential',
+    ])
+      assert.ok(names.includes(n), n);
     const fc = tools.find((x) => x.name === 'forecast');
     assert.equal(fc?.inputSchema.type, 'object');
     assert.ok(fc?.outputSchema, 'forecast declares its output schema');
@@ -146,16 +162,14 @@ describe(`MCP end to end with the SDK client (${DB_KIND})`, () => {
   test('the same with an API key as Bearer: no OAuth at all', async () => {
     const key = await createKey(t, u, 'mcp');
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.key}` } } }),
-    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.key}` } } }));
     const before = meter.committed.length;
     const r = await client.callTool({ name: 'forecast', arguments: SERIES });
     assert.notEqual(r.isError, true, JSON.stringify(r.content));
     assert.equal(meter.committed.slice(before)[0]?.source, 'mcp');
     assert.equal(meter.committed.slice(before)[0]?.kind, 'api_key');
     const models = await client.callTool({ name: 'listModels', arguments: { q: 'echo' } });
-    assert.deepEqual(((models.structuredContent as { models: { id: string }[] }).models).map((m) => m.id).sort(), ['echo-last', 'echo-short']);
+    assert.deepEqual((models.structuredContent as { models: { id: string }[] }).models.map((m) => m.id).sort(), ['echo-last', 'echo-short']);
     const one = await client.callTool({ name: 'getModelById', arguments: { modelId: 'nope' } });
     assert.equal(one.isError, true);
     assert.equal((one.structuredContent as { code: string }).code, 'model_not_found');

@@ -13,8 +13,14 @@ function reachable(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket();
     s.setTimeout(500);
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('timeout', () => (s.destroy(), resolve(false)));
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.once('error', () => resolve(false));
     s.connect(Number(u.port || 6379), u.hostname);
   });
@@ -123,11 +129,27 @@ describe('rate limits shared through Redis', () => {
       assert.equal(await a.ready(), true);
       assert.equal(await b.ready(), true);
       const seq = [await a.consume('acct1'), await b.consume('acct1'), await a.consume('acct1', 2), await b.consume('acct1')];
-      assert.deepEqual(seq.map((d) => [d.allowed, d.remaining]), [[true, 3], [true, 2], [true, 0], [false, 0]]);
+      assert.deepEqual(
+        seq.map((d) => [d.allowed, d.remaining]),
+        [
+          [true, 3],
+          [true, 2],
+          [true, 0],
+          [false, 0],
+        ],
+      );
       assert.ok(seq[3]!.retryAfter >= 1);
       assert.equal((await a.consume('acct2')).remaining, 3, 'other accounts are separate');
-      const auth = [await a.consumeAuth('/api/auth/login', '10.0.0.1'), await b.consumeAuth('/api/auth/login', '10.0.0.1'), await a.consumeAuth('/api/auth/login', '10.0.0.1'), await b.consumeAuth('/api/auth/login', '10.0.0.1')];
-      assert.deepEqual(auth.map((d) => d.allowed), [true, true, true, false]);
+      const auth = [
+        await a.consumeAuth('/api/auth/login', '10.0.0.1'),
+        await b.consumeAuth('/api/auth/login', '10.0.0.1'),
+        await a.consumeAuth('/api/auth/login', '10.0.0.1'),
+        await b.consumeAuth('/api/auth/login', '10.0.0.1'),
+      ];
+      assert.deepEqual(
+        auth.map((d) => d.allowed),
+        [true, true, true, false],
+      );
     } finally {
       await a.close();
       await b.close();

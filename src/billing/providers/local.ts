@@ -22,7 +22,17 @@ export function createLocalProvider(ctx: { db: Kysely<DB>; clock: Clock; publicB
     const id = newId('bse');
     await ctx.db
       .insertInto('billing_sessions')
-      .values({ id, token_hash: hashSecret(token), user_id: userId, kind, success_url: successUrl, cancel_url: cancelUrl, created_at: now, expires_at: now + SESSION_TTL_MS, used_at: null })
+      .values({
+        id,
+        token_hash: hashSecret(token),
+        user_id: userId,
+        kind,
+        success_url: successUrl,
+        cancel_url: cancelUrl,
+        created_at: now,
+        expires_at: now + SESSION_TTL_MS,
+        used_at: null,
+      })
       .execute();
     return { session_id: id, url: `${ctx.publicBaseUrl}${LOCAL_PAGE_PATH}/${kind}/${encodeURIComponent(token)}` };
   };
@@ -45,7 +55,14 @@ export async function viewLocalSession(db: Kysely<DB>, kind: 'checkout' | 'porta
   const row = await db
     .selectFrom('billing_sessions')
     .innerJoin('users', 'users.id', 'billing_sessions.user_id')
-    .select(['billing_sessions.kind', 'billing_sessions.success_url', 'billing_sessions.cancel_url', 'billing_sessions.used_at', 'billing_sessions.expires_at', 'users.email'])
+    .select([
+      'billing_sessions.kind',
+      'billing_sessions.success_url',
+      'billing_sessions.cancel_url',
+      'billing_sessions.used_at',
+      'billing_sessions.expires_at',
+      'users.email',
+    ])
     .where('billing_sessions.token_hash', '=', hashSecret(token))
     .where('billing_sessions.kind', '=', kind)
     .executeTakeFirst();

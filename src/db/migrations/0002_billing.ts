@@ -163,13 +163,19 @@ async function appendOnly(db: Kysely<any>, dialect: Dialect, tables: string[]): 
       )
       .execute(db);
     for (const t of tables) {
-      await sql.raw(`create trigger ${t}_no_update_delete before update or delete on ${t} for each row execute function refuse_append_only_change()`).execute(db);
+      await sql
+        .raw(`create trigger ${t}_no_update_delete before update or delete on ${t} for each row execute function refuse_append_only_change()`)
+        .execute(db);
       await sql.raw(`create trigger ${t}_no_truncate before truncate on ${t} for each statement execute function refuse_append_only_change()`).execute(db);
     }
     return;
   }
   for (const t of tables) {
-    await sql.raw(`create trigger ${t}_no_update before update on ${t} begin select raise(abort, 'table ${t} is append-only: UPDATE refused'); end`).execute(db);
-    await sql.raw(`create trigger ${t}_no_delete before delete on ${t} begin select raise(abort, 'table ${t} is append-only: DELETE refused'); end`).execute(db);
+    await sql
+      .raw(`create trigger ${t}_no_update before update on ${t} begin select raise(abort, 'table ${t} is append-only: UPDATE refused'); end`)
+      .execute(db);
+    await sql
+      .raw(`create trigger ${t}_no_delete before delete on ${t} begin select raise(abort, 'table ${t} is append-only: DELETE refused'); end`)
+      .execute(db);
   }
 }

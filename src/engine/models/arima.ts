@@ -13,7 +13,7 @@ import { driftForecast } from './simple.ts';
  * model found"), the random walk with drift answers and `info.fallback` says so.
  */
 export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
-  let result;
+  let result: ReturnType<typeof fitAutoArima>;
   try {
     result = fitAutoArima(y, { seasonalPeriod: ctx.seasonLength });
   } catch (err) {

@@ -14,7 +14,10 @@ export interface FitContext {
 /** Fits one clean series (no NaN, at least minPoints values) and forecasts it. */
 export type SeriesFitter = (y: number[], ctx: FitContext) => GaussianForecast;
 
-export type StatisticalInfo = Omit<ModelInfo, 'available' | 'unavailableReason' | 'provider' | 'kind' | 'supportedTasks' | 'maxContextLength' | 'contextLength' | 'maxHorizon' | 'license'> &
+export type StatisticalInfo = Omit<
+  ModelInfo,
+  'available' | 'unavailableReason' | 'provider' | 'kind' | 'supportedTasks' | 'maxContextLength' | 'contextLength' | 'maxHorizon' | 'license'
+> &
   Partial<Pick<ModelInfo, 'contextLength' | 'maxContextLength' | 'maxHorizon' | 'license'>>;
 
 const COMMON_CAPABILITIES = ['quantiles', 'samples', 'missing_values', 'multivariate'];

@@ -20,7 +20,7 @@ export function etsForecast(y: readonly number[], ctx: FitContext, spec = 'ZZZ')
   const { AutoETS } = augurs().ets;
   const model = new AutoETS(1, spec);
   try {
-    let f;
+    let f: ReturnType<typeof model.predict>;
     try {
       model.fit(Float64Array.from(seasonal.adjusted));
       f = model.predict(ctx.horizon, LEVEL);
@@ -47,8 +47,7 @@ export const autoEts = statisticalModel(
     id: 'auto-ets',
     name: 'AutoETS',
     family: 'exponential smoothing',
-    description:
-      'Exponential smoothing with automatic choice of error, trend and damping (AICc), via @bsull/augurs; seasonality by classical decomposition.',
+    description: 'Exponential smoothing with automatic choice of error, trend and damping (AICc), via @bsull/augurs; seasonality by classical decomposition.',
     minPoints: 4,
     capabilities: ['seasonality'],
     quantileMethod: "analytic: the ETS model's own prediction intervals (augurs), read as Gaussian sd per step, seasonal index applied",

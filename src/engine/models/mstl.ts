@@ -26,7 +26,7 @@ export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianFor
   const { MSTL } = augurs().mstl;
   const model = MSTL.ets(Uint32Array.from(usable));
   try {
-    let f;
+    let f: ReturnType<typeof model.predict>;
     try {
       model.fit(Float64Array.from(y));
       f = model.predict(ctx.horizon, LEVEL);
@@ -46,7 +46,8 @@ export const mstl = statisticalModel(
     id: 'mstl',
     name: 'MSTL',
     family: 'decomposition',
-    description: 'Multiple seasonal-trend decomposition by LOESS with an AutoETS trend forecast, via @bsull/augurs; for data with several seasons (hourly: day and week).',
+    description:
+      'Multiple seasonal-trend decomposition by LOESS with an AutoETS trend forecast, via @bsull/augurs; for data with several seasons (hourly: day and week).',
     minPoints: 4,
     capabilities: ['seasonality', 'multiple_seasonalities'],
     quantileMethod: "analytic: the AutoETS trend model's prediction intervals (augurs), seasonal components taken as known",

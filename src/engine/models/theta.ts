@@ -84,11 +84,7 @@ const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.m
 /** Optimises the initial level and alpha (and theta for OTM/DOTM) by Nelder-Mead on `mse`. */
 export function fitTheta(y: readonly number[], type: ThetaType): ThetaFit {
   const optimiseTheta = type === 'OTM' || type === 'DOTM';
-  const unpack = (x: number[]): [number, number, number] => [
-    clamp(x[0]!, -1e10, 1e10),
-    clamp(x[1]!, 0.1, 0.99),
-    optimiseTheta ? clamp(x[2]!, 1, 1e10) : 2,
-  ];
+  const unpack = (x: number[]): [number, number, number] => [clamp(x[0]!, -1e10, 1e10), clamp(x[1]!, 0.1, 0.99), optimiseTheta ? clamp(x[2]!, 1, 1e10) : 2];
   const objective = (x: number[]): number => {
     const [l, a, t] = unpack(x);
     const m = fitThetaWith(y, type, l, a, t).mse;

@@ -91,9 +91,7 @@ export function quantileRows(forecast: ArrayLike<number>, cal: Calibration, leve
 }
 
 /** Sample paths: forecast + s[t]·z, z from blocks of random backtest residual paths. */
-export function samplePaths(
-  forecast: ArrayLike<number>, cal: Calibration, count: number, rand: () => number,
-): number[][] {
+export function samplePaths(forecast: ArrayLike<number>, cal: Calibration, count: number, rand: () => number): number[][] {
   const h = forecast.length;
   const block = Math.max(1, Math.ceil(h / 8));
   const out: number[][] = [];
@@ -114,4 +112,3 @@ export function samplePaths(
   }
   return out;
 }
-

@@ -9,11 +9,22 @@
  * F16 and BF16 are widened to Float32Array.
  */
 
-export type SafetensorsDtype =
-  | 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U64' | 'U32' | 'U16' | 'U8' | 'BOOL';
+export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U64' | 'U32' | 'U16' | 'U8' | 'BOOL';
 
 const DTYPE_BYTES: Record<SafetensorsDtype, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
+  BOOL: 1,
 };
 
 export interface TensorInfo {
@@ -155,9 +166,7 @@ function checkShape(t: TensorInfo, shape: readonly number[]): void {
 
 type TypedCtor<T> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T; new (length: number): T };
 
-function viewOrCopy<T extends Float32Array | Float64Array>(
-  bytes: Uint8Array, begin: number, n: number, size: number, Ctor: TypedCtor<T>,
-): T {
+function viewOrCopy<T extends Float32Array | Float64Array>(bytes: Uint8Array, begin: number, n: number, size: number, Ctor: TypedCtor<T>): T {
   const abs = bytes.byteOffset + begin;
   if (abs % size === 0) return new Ctor(bytes.buffer, abs, n);
   const copy = new Uint8Array(n * size);

@@ -17,9 +17,7 @@ import type { OnnxGraphSpec } from './spec.ts';
  * (trust on first use); docs/models-onnx.md says how to pin a value once it is known.
  */
 
-const CHRONOS2_LEVELS = [
-  0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99,
-];
+const CHRONOS2_LEVELS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99];
 const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 const T0_LEVELS = [0.1, 0.25, 0.5, 0.75, 0.9];
 
@@ -96,8 +94,7 @@ const FAMILIES: Family[] = [
     minPoints: 2,
     maxHorizon: 96,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate', 'multivariate_joint'],
-    description:
-      'Toto-2.0-22m exported to ONNX by sktime: 2048 points of context, 96 steps, deciles; variates of one target attend to each other.',
+    description: 'Toto-2.0-22m exported to ONNX by sktime: 2048 points of context, 96 steps, deciles; variates of one target attend to each other.',
   },
   {
     key: 'tinycast',
@@ -146,8 +143,7 @@ const FAMILIES: Family[] = [
     minPoints: 2,
     maxHorizon: 64,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate'],
-    description:
-      't0-alpha exported to ONNX by sktime: 512 points of context, 64 steps, quantiles 0.1, 0.25, 0.5, 0.75, 0.9.',
+    description: 't0-alpha exported to ONNX by sktime: 512 points of context, 64 steps, quantiles 0.1, 0.25, 0.5, 0.75, 0.9.',
   },
 ];
 

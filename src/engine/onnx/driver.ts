@@ -1,12 +1,5 @@
 import { EngineError, type ForecastJob, type ModelEnv, type ModelFiles, type ModelImpl, type SeriesForecast } from '../types.ts';
-import {
-  backtestOrigins,
-  calibrationMinPoints,
-  DEFAULT_CALIBRATION,
-  empiricalLevels,
-  pooledErrors,
-  type CalibrationOptions,
-} from './conformal.ts';
+import { backtestOrigins, calibrationMinPoints, DEFAULT_CALIBRATION, empiricalLevels, pooledErrors, type CalibrationOptions } from './conformal.ts';
 import { countFinite, prepareContext, type PreparedContext } from './prepare.ts';
 import { checkLevels, samplePaths, sortSmall, valueAtLevel } from './quantiles.ts';
 import { runRows, type Row } from './run.ts';
@@ -30,12 +23,7 @@ export function onnxModel(def: OnnxModelDefinition): ModelImpl {
   };
 }
 
-export async function forecastWithGraph(
-  def: OnnxModelDefinition,
-  job: ForecastJob,
-  env: ModelEnv,
-  signal?: AbortSignal,
-): Promise<SeriesForecast[]> {
+export async function forecastWithGraph(def: OnnxModelDefinition, job: ForecastJob, env: ModelEnv, signal?: AbortSignal): Promise<SeriesForecast[]> {
   const id = def.info.id;
   validateJob(def, job);
   const graph = await loadGraph(graphPath(env.modelsDir, def.files.repo, def.spec), env.threads, def.spec, id);
@@ -76,12 +64,7 @@ function baseInfo(graph: ResolvedGraph, prep: PreparedContext, blocks: number): 
   };
 }
 
-async function quantileForecast(
-  def: OnnxModelDefinition,
-  graph: ResolvedGraph,
-  job: ForecastJob,
-  signal?: AbortSignal,
-): Promise<SeriesForecast[]> {
+async function quantileForecast(def: OnnxModelDefinition, graph: ResolvedGraph, job: ForecastJob, signal?: AbortSignal): Promise<SeriesForecast[]> {
   const levels = graph.levels ?? [];
   checkLevels(levels, job.quantileLevels, def.info.id);
   const blocks = blocksFor(def, graph, job.horizon);
@@ -107,18 +90,19 @@ async function quantileForecast(
       },
     };
     if (job.numSamples > 0) {
-      forecast.samples = samplePaths(() => levels, (h) => sorted[h] ?? [], job.horizon, job.numSamples, job.seed + i * 7919);
+      forecast.samples = samplePaths(
+        () => levels,
+        (h) => sorted[h] ?? [],
+        job.horizon,
+        job.numSamples,
+        job.seed + i * 7919,
+      );
     }
     return forecast;
   });
 }
 
-async function pointForecast(
-  def: OnnxModelDefinition,
-  graph: ResolvedGraph,
-  job: ForecastJob,
-  signal?: AbortSignal,
-): Promise<SeriesForecast[]> {
+async function pointForecast(def: OnnxModelDefinition, graph: ResolvedGraph, job: ForecastJob, signal?: AbortSignal): Promise<SeriesForecast[]> {
   const blocks = blocksFor(def, graph, job.horizon);
   // Backtests span everything one forecast produces (blocks × the graph's horizon), rolled out
   // the same way, so a rolled-out horizon is calibrated on rolled-out errors.

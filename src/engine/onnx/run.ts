@@ -35,13 +35,7 @@ export function planBatches(rows: readonly Row[], maxRows: number): number[][] {
  * Between blocks each row's context slides by one block and takes the raw median (or the
  * point forecast) of the block just produced: the official TinyCast rollout.
  */
-export async function runRows(
-  graph: ResolvedGraph,
-  rows: readonly Row[],
-  blocks: number,
-  maxRows: number,
-  signal?: AbortSignal,
-): Promise<Float32Array[]> {
+export async function runRows(graph: ResolvedGraph, rows: readonly Row[], blocks: number, maxRows: number, signal?: AbortSignal): Promise<Float32Array[]> {
   const { ort, contextLength: C, horizon: H } = graph;
   const width = graph.levels ? graph.levels.length : 1;
   const feedIndex = graph.levels ? graph.medianIndex : 0;
@@ -49,7 +43,7 @@ export async function runRows(
   for (const batch of planBatches(rows, Math.max(1, maxRows))) {
     const b = batch.length;
     const ctx = new Float32Array(b * C);
-    batch.forEach((r, i) => ctx.set(rows[r]?.context ?? new Float32Array(C), i * C));
+    for (const [i, r] of batch.entries()) ctx.set(rows[r]?.context ?? new Float32Array(C), i * C);
     const idsByGroup = new Map<number, number>();
     const ids = batch.map((r) => {
       const g = rows[r]?.group ?? r;
@@ -66,7 +60,11 @@ export async function runRows(
       if (graph.idInput) {
         feeds[graph.idInput.name] =
           graph.idInput.dtype === 'int64'
-            ? new ort.Tensor('int64', BigInt64Array.from(ids, (v) => BigInt(v)), [b])
+            ? new ort.Tensor(
+                'int64',
+                BigInt64Array.from(ids, (v) => BigInt(v)),
+                [b],
+              )
             : new ort.Tensor('int32', Int32Array.from(ids), [b]);
       }
       let out: Tensor | undefined;
@@ -79,7 +77,7 @@ export async function runRows(
       if (!(data instanceof Float32Array) || data.length !== b * H * width) {
         throw new EngineError('failed', `onnx output ${graph.output} has an unexpected shape [${out?.dims.join(', ') ?? ''}]`);
       }
-      batch.forEach((r, i) => results[r]?.set(data.subarray(i * H * width, (i + 1) * H * width), block * H * width));
+      for (const [i, r] of batch.entries()) results[r]?.set(data.subarray(i * H * width, (i + 1) * H * width), block * H * width);
       if (block + 1 < blocks) slideContexts(ctx, data, b, C, H, width, feedIndex);
     }
   }

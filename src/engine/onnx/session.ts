@@ -81,10 +81,7 @@ export async function releaseSessions(): Promise<void> {
 
 async function openGraph(path: string, threads: number, spec: OnnxGraphSpec, modelId: string): Promise<ResolvedGraph> {
   if (!existsSync(path)) {
-    throw new EngineError(
-      'unavailable',
-      `${modelId}: ${spec.file} is not downloaded; run \`npm run models -- pull ${modelId}\``,
-    );
+    throw new EngineError('unavailable', `${modelId}: ${spec.file} is not downloaded; run \`npm run models -- pull ${modelId}\``);
   }
   const ort = await loadOrt();
   let manifest: OnnxManifest | null;
@@ -126,13 +123,7 @@ function pickDim(sessionDim: number | string | undefined, manifestDim: number | 
   return fallback;
 }
 
-export function resolveContract(
-  session: InferenceSession,
-  ort: Ort,
-  manifest: OnnxManifest | null,
-  spec: OnnxGraphSpec,
-  modelId: string,
-): ResolvedGraph {
+export function resolveContract(session: InferenceSession, ort: Ort, manifest: OnnxManifest | null, spec: OnnxGraphSpec, modelId: string): ResolvedGraph {
   const bad = (msg: string): EngineError => new EngineError('failed', `${modelId}: ${spec.file}: ${msg}`);
   const inputs = tensorMeta(session.inputMetadata);
   const outputs = tensorMeta(session.outputMetadata);
@@ -159,10 +150,7 @@ export function resolveContract(
     idInput = { name: ids.name, dtype: ids.type };
   }
 
-  const out =
-    outputs.find((m) => m.name === spec.output) ??
-    outputs.find((m) => m.name === manifest?.contract.output.name) ??
-    outputs[0];
+  const out = outputs.find((m) => m.name === spec.output) ?? outputs.find((m) => m.name === manifest?.contract.output.name) ?? outputs[0];
   if (!out) throw bad('has no tensor output');
   if (out.type !== 'float32') throw bad(`output ${out.name} is ${out.type}, expected float32`);
   const manifestOut = manifest?.contract.output.name === out.name ? manifest.contract.output : undefined;

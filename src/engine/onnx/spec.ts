@@ -35,4 +35,3 @@ export interface OnnxGraphSpec {
   /** Rows per session.run. A group (rows sharing an id) is never split across runs. */
   maxBatchRows: number;
 }
-

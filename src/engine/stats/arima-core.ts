@@ -100,12 +100,12 @@ export function transPars(par: readonly number[], arma: Arma, trans: boolean): {
   if (ns > 0) {
     for (let j = 0; j < msp; j++) {
       const s = params[j + mp + mq]!;
-      phi[(j + 1) * ns - 1] = phi[(j + 1) * ns - 1]! + (s);
+      phi[(j + 1) * ns - 1] = phi[(j + 1) * ns - 1]! + s;
       for (let i = 0; i < mp; i++) phi[(j + 1) * ns + i] = phi[(j + 1) * ns + i]! - params[i]! * s;
     }
     for (let j = 0; j < msq; j++) {
       const s = params[j + mp + mq + msp]!;
-      theta[(j + 1) * ns - 1] = theta[(j + 1) * ns - 1]! + (s);
+      theta[(j + 1) * ns - 1] = theta[(j + 1) * ns - 1]! + s;
       for (let i = 0; i < mq; i++) theta[(j + 1) * ns + i] = theta[(j + 1) * ns + i]! + params[i + mp]! * s;
     }
   }
@@ -122,12 +122,7 @@ function differenced(y: ArrayLike<number>, arma: Arma): Float64Array {
 }
 
 /** ARIMA_CSS: conditional sum of squares / nu, and the residuals. */
-export function arimaCss(
-  y: ArrayLike<number>,
-  arma: Arma,
-  phi: Float64Array,
-  theta: Float64Array,
-): { s2: number; resid: Float64Array } {
+export function arimaCss(y: ArrayLike<number>, arma: Arma, phi: Float64Array, theta: Float64Array): { s2: number; resid: Float64Array } {
   const n = y.length;
   const p = phi.length;
   const q = theta.length;
@@ -359,13 +354,13 @@ export function getQ0(phi: ArrayLike<number>, theta: ArrayLike<number>): Float64
         if (j !== r - 1) {
           xnext[indj] = -phii;
           if (i !== r - 1) {
-            xnext[indi] = xnext[indi]! - (phij);
+            xnext[indi] = xnext[indi]! - phij;
             xnext[++ind1] = -1;
           }
         }
         xnext[npr] = -phii * phij;
         if (++ind2 >= np) ind2 = 0;
-        xnext[ind2] = xnext[ind2]! + (1);
+        xnext[ind2] = xnext[ind2]! + 1;
         inclu2(np, xnext, xrow, ynext, res, rbar, thetab);
         xnext[ind2] = 0;
         if (i !== r - 1) {
@@ -395,7 +390,7 @@ export function getQ0(phi: ArrayLike<number>, theta: ArrayLike<number>): Float64
       for (let j = 0; j < i + 1; j++) {
         --ind;
         res[ind] = V[ind]!;
-        if (j !== 0) res[ind] = res[ind]! + (res[--indn]!);
+        if (j !== 0) res[ind] = res[ind]! + res[--indn]!;
       }
     }
   }
@@ -407,15 +402,7 @@ export function getQ0(phi: ArrayLike<number>, theta: ArrayLike<number>): Float64
   return res.subarray(0, r * r);
 }
 
-function inclu2(
-  np: number,
-  xnext: Float64Array,
-  xrow: Float64Array,
-  ynext0: number,
-  d: Float64Array,
-  rbar: Float64Array,
-  thetab: Float64Array,
-): void {
+function inclu2(np: number, xnext: Float64Array, xrow: Float64Array, ynext0: number, d: Float64Array, rbar: Float64Array, thetab: Float64Array): void {
   let ynext = ynext0;
   for (let i = 0; i < np; i++) xrow[i] = xnext[i]!;
   let ithisr = 0;

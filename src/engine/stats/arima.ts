@@ -74,7 +74,7 @@ export function arima(
   const reg = regressor === 'mean' && nd > 0 ? 'none' : regressor;
   const ncxreg = reg === 'none' ? 0 : 1;
   const xreg: Float64Array | null = reg === 'none' ? null : Float64Array.from({ length: n }, (_, i) => (reg === 'drift' ? i + 1 : 1));
-  let nUsed = x.filter((v) => !Number.isNaN(v)).length - delta.length;
+  const nUsed = x.filter((v) => !Number.isNaN(v)).length - delta.length;
   const init0 = new Array<number>(narma + ncxreg).fill(0);
   const parscale = new Array<number>(narma + ncxreg).fill(1);
   if (xreg) {
@@ -407,7 +407,11 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
     maxSQ = 0;
   } else if (x.length <= 2 * m) D = 0;
   else {
-    D = nsdiffs(x.filter((v) => !Number.isNaN(v)), m, opts.maxSD ?? 1);
+    D = nsdiffs(
+      x.filter((v) => !Number.isNaN(v)),
+      m,
+      opts.maxSD ?? 1,
+    );
     if (D > 0 && diff(x, m, D).every((v) => Number.isNaN(v))) D--;
   }
   let dx = D > 0 ? diff(x, m, D) : x.slice();
@@ -551,7 +555,10 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
   }
   if (approximation && bestfit) {
     // Re-fit the candidates, best first, without the approximation; keep the first that works.
-    const order = results.map((r, i) => i).filter((i) => !Number.isNaN(results[i]!.ic)).sort((a, b) => results[a]!.ic - results[b]!.ic);
+    const order = results
+      .map((_r, i) => i)
+      .filter((i) => !Number.isNaN(results[i]!.ic))
+      .sort((a, b) => results[a]!.ic - results[b]!.ic);
     bestfit = null;
     for (const i of order) {
       const r = results[i]!;

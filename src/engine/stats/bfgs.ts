@@ -52,7 +52,7 @@ export function bfgs(
   const n = x0.length;
   const ps = opts.parscale ?? new Array<number>(n).fill(1);
   const maxit = opts.maxit ?? 100;
-  const reltol = opts.reltol ?? 1.490116119384765625e-8;
+  const reltol = opts.reltol ?? 2 ** -26; // sqrt(double epsilon), R's default
   // Work on scaled parameters b = x / parscale.
   const fs = (b: number[]): number => f(b.map((v, i) => v * ps[i]!));
   const b = x0.map((v, i) => v / ps[i]!);

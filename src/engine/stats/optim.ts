@@ -20,7 +20,7 @@ export function nelderMead(
   }
   let values = simplex.map(f);
   for (let iter = 0; iter < maxIter; iter++) {
-    const order = values.map((v, i) => i).sort((a, b) => values[a]! - values[b]!);
+    const order = values.map((_v, i) => i).sort((a, b) => values[a]! - values[b]!);
     const s = order.map((i) => simplex[i]!);
     const v = order.map((i) => values[i]!);
     simplex.splice(0, simplex.length, ...s);

@@ -15,11 +15,7 @@ export function fillMissing(raw: readonly number[], minPoints: number, seriesInd
     throw new EngineError('bad_input', `series ${seriesIndex} has no observed values`, seriesIndex);
   }
   if (observed.length < minPoints) {
-    throw new EngineError(
-      'bad_input',
-      `series ${seriesIndex} has ${observed.length} observed values; this model needs at least ${minPoints}`,
-      seriesIndex,
-    );
+    throw new EngineError('bad_input', `series ${seriesIndex} has ${observed.length} observed values; this model needs at least ${minPoints}`, seriesIndex);
   }
   const first = observed[0]!;
   const y: number[] = [];

@@ -130,8 +130,6 @@ export function detectSeasonLengths(y: readonly number[]): number[] {
   const strength = (m: number): number => r[m - 1]!;
   // A multiple of a period that is nearly as strong is an echo of it (24 after 12), not news;
   // a multiple that is clearly stronger is a season of its own (168 after 24 in hourly data).
-  const kept = passing
-    .filter((m) => !passing.some((k) => k < m && m % k === 0 && strength(k) >= 0.8 * strength(m)))
-    .sort((a, b) => strength(b) - strength(a));
+  const kept = passing.filter((m) => !passing.some((k) => k < m && m % k === 0 && strength(k) >= 0.8 * strength(m))).sort((a, b) => strength(b) - strength(a));
   return kept;
 }

@@ -89,7 +89,11 @@ function fileUrl(endpoint: string, files: ModelFiles, file: string): string {
 }
 
 async function downloadFile(
-  endpoint: string, files: ModelFiles, f: ModelFiles['files'][number], expected: string | null, opts: PullOptions,
+  endpoint: string,
+  files: ModelFiles,
+  f: ModelFiles['files'][number],
+  expected: string | null,
+  opts: PullOptions,
 ): Promise<PulledFile> {
   const dest = modelFilePath(opts.modelsDir, files.repo, f.path);
   const url = fileUrl(endpoint, files, f.path);

@@ -8,7 +8,11 @@ import path from 'node:path';
  * revision and path, and every later check or pull must match it.
  */
 
-export interface RecordedFile { sha256: string; size: number; recordedAt: string }
+export interface RecordedFile {
+  sha256: string;
+  size: number;
+  recordedAt: string;
+}
 
 type RecordFile = Record<string, RecordedFile>;
 
@@ -33,6 +37,6 @@ export async function recordHash(modelDir: string, revision: string, file: strin
   const all = await load(modelDir);
   all[key(revision, file)] = { sha256, size, recordedAt: new Date().toISOString() };
   const tmp = path.join(modelDir, `${NAME}.${randomBytes(4).toString('hex')}`);
-  await writeFile(tmp, JSON.stringify(all, null, 2) + '\n');
+  await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`);
   await rename(tmp, path.join(modelDir, NAME));
 }

@@ -52,9 +52,7 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function checkFile(
-  modelsDir: string, files: Pick<ModelFiles, 'repo' | 'revision'>, f: ModelFiles['files'][number],
-): Promise<FileCheck> {
+export async function checkFile(modelsDir: string, files: Pick<ModelFiles, 'repo' | 'revision'>, f: ModelFiles['files'][number]): Promise<FileCheck> {
   const full = modelFilePath(modelsDir, files.repo, f.path);
   const recorded = f.sha256 ? null : await recordedHash(modelDir(modelsDir, files.repo), files.revision, f.path);
   const expected = f.sha256 ?? recorded?.sha256 ?? null;
@@ -86,9 +84,7 @@ export async function verifyModel(files: ModelFiles, modelsDir: string): Promise
 }
 
 /** What the catalog says about a model: available, or how an operator makes it available. */
-export async function modelAvailability(
-  impl: ModelImpl, modelsDir: string,
-): Promise<{ available: boolean; unavailableReason?: string }> {
+export async function modelAvailability(impl: ModelImpl, modelsDir: string): Promise<{ available: boolean; unavailableReason?: string }> {
   if (!impl.files) return { available: true };
   const check = await verifyModel(impl.files, modelsDir);
   if (check.ok) return { available: true };

@@ -1,7 +1,5 @@
 import { addInPlace, addTransposedBlocks, gelu, layerNorm, linear, softmaxGate, transposeBlocks } from './kernels.ts';
-import {
-  TTM_CONTEXT, TTM_D_MODEL, TTM_DECODER_D, TTM_HORIZON, TTM_NORM_EPS, TTM_PATCHES, TTM_SCALER_MIN,
-} from './weights.ts';
+import { TTM_CONTEXT, TTM_D_MODEL, TTM_DECODER_D, TTM_HORIZON, TTM_NORM_EPS, TTM_PATCHES, TTM_SCALER_MIN } from './weights.ts';
 import type { LayerW, LinearW, TtmWeights } from './weights.ts';
 
 /**
@@ -33,14 +31,18 @@ export function workspaceSizes(chunk: number): Record<Exclude<keyof Workspace, '
   return { h: n, t1: n, t2: n, t3: 2 * n, t4: n, t5: n, dec: chunk * TTM_PATCHES * TTM_DECODER_D, head: chunk * TTM_HORIZON };
 }
 
-export function createWorkspace(
-  chunk = DEFAULT_CHUNK, alloc: (n: number) => Float32Array = (n) => new Float32Array(n),
-): Workspace {
+export function createWorkspace(chunk = DEFAULT_CHUNK, alloc: (n: number) => Float32Array = (n) => new Float32Array(n)): Workspace {
   const z = workspaceSizes(chunk);
   return {
     chunk,
-    h: alloc(z.h), t1: alloc(z.t1), t2: alloc(z.t2), t3: alloc(z.t3), t4: alloc(z.t4), t5: alloc(z.t5),
-    dec: alloc(z.dec), head: alloc(z.head),
+    h: alloc(z.h),
+    t1: alloc(z.t1),
+    t2: alloc(z.t2),
+    t3: alloc(z.t3),
+    t4: alloc(z.t4),
+    t5: alloc(z.t5),
+    dec: alloc(z.dec),
+    head: alloc(z.head),
   };
 }
 
@@ -88,9 +90,7 @@ export interface ForwardInput {
 }
 
 /** Returns S × 96 forecasts in the units of the input, plus each series' scaler loc and scale. */
-export function ttmForward(
-  rt: TtmRuntime, input: ForwardInput,
-): { forecast: Float64Array; loc: Float64Array; scale: Float64Array } {
+export function ttmForward(rt: TtmRuntime, input: ForwardInput): { forecast: Float64Array; loc: Float64Array; scale: Float64Array } {
   const { ws } = rt;
   const { values, observed, count } = input;
   if (values.length !== count * TTM_CONTEXT) throw new Error(`expected ${count}×${TTM_CONTEXT} values, got ${values.length}`);
@@ -115,8 +115,13 @@ export function ttmForward(
 
 /** TinyTimeMixerStdScaler: masked mean, biased variance, scale = sqrt(var + 1e-5), applied everywhere. */
 function scaleInto(
-  values: Float32Array | Float64Array, observed: Uint8Array | undefined, start: number, s: number,
-  out: Float32Array, loc: Float64Array, scale: Float64Array,
+  values: Float32Array | Float64Array,
+  observed: Uint8Array | undefined,
+  start: number,
+  s: number,
+  out: Float32Array,
+  loc: Float64Array,
+  scale: Float64Array,
 ): void {
   for (let i = 0; i < s; i++) {
     const base = (start + i) * TTM_CONTEXT;

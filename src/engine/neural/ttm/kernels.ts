@@ -7,9 +7,7 @@
  * out[m, o] = bias[o] + Σ_k a[m, k] · w[o, k]  (PyTorch Linear: w is [O, K], row-major).
  * Blocked 2 rows × 4 outputs so each loaded value is used several times from registers.
  */
-export function linear(
-  a: Float32Array, m: number, k: number, w: Float32Array, o: number, bias: Float32Array, out: Float32Array,
-): void {
+export function linear(a: Float32Array, m: number, k: number, w: Float32Array, o: number, bias: Float32Array, out: Float32Array): void {
   const o4 = o - (o % 4);
   let r = 0;
   for (; r + 1 < m; r += 2) {
@@ -23,7 +21,14 @@ export function linear(
       const w1 = w0 + k;
       const w2 = w1 + k;
       const w3 = w2 + k;
-      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+      let s00 = 0,
+        s01 = 0,
+        s02 = 0,
+        s03 = 0,
+        s10 = 0,
+        s11 = 0,
+        s12 = 0,
+        s13 = 0;
       for (let i = 0; i < k; i++) {
         const x0 = a[a0 + i]!;
         const x1 = a[a1 + i]!;
@@ -31,16 +36,32 @@ export function linear(
         const v1 = w[w1 + i]!;
         const v2 = w[w2 + i]!;
         const v3 = w[w3 + i]!;
-        s00 += x0 * v0; s01 += x0 * v1; s02 += x0 * v2; s03 += x0 * v3;
-        s10 += x1 * v0; s11 += x1 * v1; s12 += x1 * v2; s13 += x1 * v3;
+        s00 += x0 * v0;
+        s01 += x0 * v1;
+        s02 += x0 * v2;
+        s03 += x0 * v3;
+        s10 += x1 * v0;
+        s11 += x1 * v1;
+        s12 += x1 * v2;
+        s13 += x1 * v3;
       }
-      const b0 = bias[j]!, b1 = bias[j + 1]!, b2 = bias[j + 2]!, b3 = bias[j + 3]!;
-      out[y0 + j] = s00 + b0; out[y0 + j + 1] = s01 + b1; out[y0 + j + 2] = s02 + b2; out[y0 + j + 3] = s03 + b3;
-      out[y1 + j] = s10 + b0; out[y1 + j + 1] = s11 + b1; out[y1 + j + 2] = s12 + b2; out[y1 + j + 3] = s13 + b3;
+      const b0 = bias[j]!,
+        b1 = bias[j + 1]!,
+        b2 = bias[j + 2]!,
+        b3 = bias[j + 3]!;
+      out[y0 + j] = s00 + b0;
+      out[y0 + j + 1] = s01 + b1;
+      out[y0 + j + 2] = s02 + b2;
+      out[y0 + j + 3] = s03 + b3;
+      out[y1 + j] = s10 + b0;
+      out[y1 + j + 1] = s11 + b1;
+      out[y1 + j + 2] = s12 + b2;
+      out[y1 + j + 3] = s13 + b3;
     }
     for (; j < o; j++) {
       const w0 = j * k;
-      let s0 = 0, s1 = 0;
+      let s0 = 0,
+        s1 = 0;
       for (let i = 0; i < k; i++) {
         const v = w[w0 + i]!;
         s0 += a[a0 + i]! * v;
@@ -62,9 +83,7 @@ export function linear(
 }
 
 /** LayerNorm over the last axis (width d) of `rows` rows: biased variance, eps inside the sqrt. */
-export function layerNorm(
-  x: Float32Array, rows: number, d: number, gamma: Float32Array, beta: Float32Array, eps: number, out: Float32Array,
-): void {
+export function layerNorm(x: Float32Array, rows: number, d: number, gamma: Float32Array, beta: Float32Array, eps: number, out: Float32Array): void {
   for (let r = 0; r < rows; r++) {
     const base = r * d;
     let mean = 0;
@@ -164,7 +183,10 @@ function buildErfTable(): Float64Array {
   }
   const c = new Float64Array(n * 4);
   for (let i = 0; i < n; i++) {
-    const f0 = f[i]!, f1 = f[i + 1]!, d0 = df[i]!, d1 = df[i + 1]!;
+    const f0 = f[i]!,
+      f1 = f[i + 1]!,
+      d0 = df[i]!,
+      d1 = df[i + 1]!;
     c[4 * i] = f0;
     c[4 * i + 1] = d0;
     c[4 * i + 2] = 3 * (f1 - f0) - 2 * d0 - d1;

@@ -153,6 +153,10 @@ function hasObserved(s: number[], origin: number): boolean {
 function seriesScale(s: number[]): number {
   let sum = 0;
   let n = 0;
-  for (const v of s) if (Number.isFinite(v)) { sum += Math.abs(v); n++; }
+  for (const v of s)
+    if (Number.isFinite(v)) {
+      sum += Math.abs(v);
+      n++;
+    }
   return n > 0 ? sum / n : 1;
 }

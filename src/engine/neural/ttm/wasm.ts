@@ -94,8 +94,7 @@ export function createWasmRuntime(weights: TtmWeights, chunk = DEFAULT_CHUNK): T
     weights: packed,
     ws,
     ops: {
-      linear: (a, m, lw, out, act) =>
-        k.linear(a.byteOffset, m, lw.in, lw.w.byteOffset, lw.out, lw.b.byteOffset, out.byteOffset, act ? 1 : 0),
+      linear: (a, m, lw, out, act) => k.linear(a.byteOffset, m, lw.in, lw.w.byteOffset, lw.out, lw.b.byteOffset, out.byteOffset, act ? 1 : 0),
       layerNorm: (x, rows, d, g, b, out) => k.layer_norm(x.byteOffset, rows, d, g.byteOffset, b.byteOffset, TTM_NORM_EPS, out.byteOffset),
       softmaxGate: (v, logits, rows, d) => k.softmax_gate(v.byteOffset, logits.byteOffset, rows, d),
       transposeBlocks: (x, blocks, rows, cols, out) => k.transpose_blocks(x.byteOffset, blocks, rows, cols, out.byteOffset),
