@@ -51,7 +51,10 @@ export async function registerWebRoutes(app: ZApp, deps: Deps): Promise<void> {
 
   for (const path of PAGE_PATHS) {
     app.get(path, { schema: { hide: true } }, async (_req, reply) =>
-      reply.type('text/html; charset=utf-8').headers({ ...securityHeaders, 'cache-control': 'no-cache' }).send(html),
+      reply
+        .type('text/html; charset=utf-8')
+        .headers({ ...securityHeaders, 'cache-control': 'no-cache' })
+        .send(html),
     );
   }
 

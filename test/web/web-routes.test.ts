@@ -73,7 +73,10 @@ describe(`web pages and their assets (${DB_KIND})`, () => {
     assert.equal(byPart.body.accounts.length, 2);
     // `_` is a literal here, not LIKE's one-character wildcard.
     const literal = await call(t, 'GET', '/api/admin/users?q=findme_', { token: admin.token });
-    assert.deepEqual(literal.body.accounts.map((x: { id: string }) => x.id), [a.id]);
+    assert.deepEqual(
+      literal.body.accounts.map((x: { id: string }) => x.id),
+      [a.id],
+    );
     const byId = await call(t, 'GET', `/api/admin/users?q=${a.id}`, { token: admin.token });
     assert.equal(byId.body.accounts[0].email, 'findme_one@example.com');
     assert.equal(byId.body.accounts[0].balance, t.deps.config.billing.freeCredits);

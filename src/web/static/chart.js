@@ -45,11 +45,18 @@ export function FanChart({ history, output, title }) {
       const pad = (arr, before) => [...Array(before).fill(null), ...arr];
       // The forecast lines start at the last observed point so they join the history.
       const last = history[n - 1] ?? null;
-      const series = [{ label: 'step' }, { label: 'history', stroke: COLORS.history, width: 2 }, { label: 'mean', stroke: COLORS.mean, width: 2, dash: [6, 3] }];
+      const series = [
+        { label: 'step' },
+        { label: 'history', stroke: COLORS.history, width: 2 },
+        { label: 'mean', stroke: COLORS.mean, width: 2, dash: [6, 3] },
+      ];
       const data = [xs, [...history, ...Array(mean.length).fill(null)], pad([last, ...mean], n - 1)];
       const bands = [];
       if (lo && hi) {
-        series.push({ label: `q${hi.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } }, { label: `q${lo.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } });
+        series.push(
+          { label: `q${hi.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } },
+          { label: `q${lo.level}`, stroke: COLORS.bandLine, width: 1, points: { show: false } },
+        );
         data.push(pad([last, ...hi.values.map((v) => v[0])], n - 1), pad([last, ...lo.values.map((v) => v[0])], n - 1));
         bands.push({ series: [3, 4], fill: COLORS.band });
       }

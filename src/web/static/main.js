@@ -29,7 +29,7 @@ function pageFor(path) {
 
 function Nav({ user, path }) {
   const link = (href, text) =>
-    html`<li><a href=${href} aria-current=${path === href || (href !== '/' && path.startsWith(href + '/')) ? 'page' : undefined}>${text}</a></li>`;
+    html`<li><a href=${href} aria-current=${path === href || (href !== '/' && path.startsWith(`${href}/`)) ? 'page' : undefined}>${text}</a></li>`;
   const signOut = async () => {
     try {
       await api.post('/api/auth/logout');
@@ -46,9 +46,11 @@ function Nav({ user, path }) {
       </ul>
     </nav>
     <div class="who">
-      ${user
-        ? html`<span class="muted">${user.email}</span> <button type="button" onClick=${signOut}>Sign out</button>`
-        : html`<a href="/login">Sign in</a> <a class="button" href="/register">Create an account</a>`}
+      ${
+        user
+          ? html`<span class="muted">${user.email}</span> <button type="button" onClick=${signOut}>Sign out</button>`
+          : html`<a href="/login">Sign in</a> <a class="button" href="/register">Create an account</a>`
+      }
     </div>
   </header>`;
 }
@@ -57,7 +59,7 @@ function Nav({ user, path }) {
 function VerifyBanner({ user }) {
   const [run, busy, error] = useAction();
   const [sent, setSent] = useState('');
-  if (!user || user.email_verified !== false) return null;
+  if (user?.email_verified !== false) return null;
   const resend = () => run(async () => setSent((await api.post('/api/auth/verify-email/resend')).message));
   return html`<div class="banner" role="region" aria-label="E-mail confirmation">
     <p>Confirm your e-mail address: open the link we sent to <strong>${user.email}</strong>. Your free credits are granted once it is confirmed.

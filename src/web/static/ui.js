@@ -38,7 +38,7 @@ export function useAction() {
 export const fmt = {
   int: (n) => Number(n).toLocaleString('en-US'),
   num: (n) => (Math.abs(n) >= 1000 ? n.toFixed(1) : Number(n.toPrecision(4)).toString()),
-  date: (s) => (s ? new Date(s).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—'),
+  date: (s) => (s ? `${new Date(s).toISOString().replace('T', ' ').slice(0, 16)} UTC` : '—'),
   usd: (nano) => `$${(Number(nano) / 1e9).toFixed(4)}`,
 };
 

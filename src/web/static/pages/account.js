@@ -8,7 +8,10 @@ import { config, CopyButton, ErrorBox, fmt, Notice, SignInFirst, useAction } fro
 function useLoad(path, version = 0) {
   const [state, setState] = useState([null, null]);
   useEffect(() => {
-    api.get(path).then((d) => setState([d, null]), (e) => setState([null, e]));
+    api.get(path).then(
+      (d) => setState([d, null]),
+      (e) => setState([null, e]),
+    );
   }, [path, version]);
   return state;
 }
@@ -40,14 +43,16 @@ function KeysSection() {
       <div class="field"><label for="key-label">Label of a new key</label><input id="key-label" name="label" required maxlength="100" placeholder="laptop" /></div>
       <div class="field"><button type="submit" disabled=${busy}>Create a key</button></div>
     </form>
-    ${created
-      ? html`<section class="card secret" aria-labelledby="secret-title">
+    ${
+      created
+        ? html`<section class="card secret" aria-labelledby="secret-title">
           <h3 id="secret-title">Your new key "${created.label}"</h3>
           <p>Copy it now: it is shown this once and cannot be shown again.</p>
           <p><code class="mono" data-testid="secret">${created.key}</code></p>
           <${CopyButton} text=${created.key} label="Copy the key" />
         </section>`
-      : null}
+        : null
+    }
     <${ErrorBox} error=${error ?? loadError} />
     <div class="table-wrap" tabindex="0" role="region" aria-label="API keys">
       <table>
@@ -61,7 +66,8 @@ function KeysSection() {
     </div>`;
 }
 
-const MEASURES = (row) => html`<td>${fmt.int(row.requests)}</td><td>${fmt.int(row.total_tokens)}</td><td>${fmt.int(row.credits)}</td><td>${fmt.usd(row.cost_nano_usd)}</td>`;
+const MEASURES = (row) =>
+  html`<td>${fmt.int(row.requests)}</td><td>${fmt.int(row.total_tokens)}</td><td>${fmt.int(row.credits)}</td><td>${fmt.usd(row.cost_nano_usd)}</td>`;
 const MEASURE_HEAD = html`<th scope="col">requests</th><th scope="col">tokens</th><th scope="col">credits</th><th scope="col">cost</th>`;
 
 /** One row per UTC day of the window (days without calls count zero), so the bars keep their dates. */
@@ -97,8 +103,9 @@ function UsageSection() {
     </table></div>`;
   return html`<h2>Usage</h2>
     <${ErrorBox} error=${error ?? loadError} />
-    ${sum
-      ? html`<p class="facts"><span>${fmt.date(sum.start)} – ${fmt.date(sum.end)}</span><span><strong>${fmt.int(sum.totals.requests)}</strong> requests</span>
+    ${
+      sum
+        ? html`<p class="facts"><span>${fmt.date(sum.start)} – ${fmt.date(sum.end)}</span><span><strong>${fmt.int(sum.totals.requests)}</strong> requests</span>
             <span><strong>${fmt.int(sum.totals.credits)}</strong> credits</span><span>${fmt.usd(sum.totals.cost_nano_usd)}</span></p>
           <${DailyBars} days=${everyDay(sum)} measure="credits" label="Credits" />
           <div class="grid2">${table('By model', 'model', sum.by_model)} ${table('By source', 'source', sum.by_source)}</div>
@@ -107,12 +114,14 @@ function UsageSection() {
             <caption>Newest first</caption>
             <thead><tr><th scope="col">when</th><th scope="col">model</th><th scope="col">source</th><th scope="col">credential</th><th scope="col">tokens</th><th scope="col">credits</th><th scope="col">latency</th></tr></thead>
             <tbody>${sum.recent.map(
-              (e) => html`<tr><td>${fmt.date(e.created_at)}</td><td>${e.model}</td><td>${e.source}</td><td>${e.credential_kind}</td><td>${fmt.int(e.total_tokens)}</td><td>${fmt.int(e.credits)}</td><td>${Math.round(e.latency_ms)} ms</td></tr>`,
+              (e) =>
+                html`<tr><td>${fmt.date(e.created_at)}</td><td>${e.model}</td><td>${e.source}</td><td>${e.credential_kind}</td><td>${fmt.int(e.total_tokens)}</td><td>${fmt.int(e.credits)}</td><td>${Math.round(e.latency_ms)} ms</td></tr>`,
             )}</tbody>
           </table></div>
           <p><button type="button" class="danger" disabled=${busy} onClick=${wipe}>Delete my usage history</button></p>
           <${Notice} text=${done} />`
-      : html`<p class="muted">Loading…</p>`}`;
+        : html`<p class="muted">Loading…</p>`
+    }`;
 }
 
 function BillingSection() {
@@ -127,8 +136,9 @@ function BillingSection() {
     });
   return html`<h2>Billing</h2>
     <${ErrorBox} error=${error ?? e1 ?? e2} />
-    ${sum
-      ? html`<div class="grid2">
+    ${
+      sum
+        ? html`<div class="grid2">
           <section class="card">
             <h3>Free credits</h3>
             <p class="big">${fmt.int(sum.free_credits.remaining)}</p>
@@ -136,9 +146,11 @@ function BillingSection() {
           </section>
           <section class="card">
             <h3>Metered billing: ${sum.billing_active ? 'active' : 'off'}</h3>
-            <p>${sum.billing_active
-              ? 'When free credits run out, calls are billed as metered usage.'
-              : 'When free credits run out, calls answer 402 billing_required until billing is turned on.'}</p>
+            <p>${
+              sum.billing_active
+                ? 'When free credits run out, calls are billed as metered usage.'
+                : 'When free credits run out, calls answer 402 billing_required until billing is turned on.'
+            }</p>
             <p class="muted">This period (${fmt.date(sum.metered.period_start)} – ${fmt.date(sum.metered.period_end)}): ${fmt.int(sum.metered.credits)} credits, ${fmt.usd(sum.metered.cost_nano_usd)}.
               One credit costs ${fmt.usd(sum.credit_price_nano_usd)}. Provider: ${sum.provider}. Rate limit: ${fmt.int(sum.rate_limit.requests_per_minute)} requests per minute.</p>
             ${profile?.available_actions.map(
@@ -146,7 +158,8 @@ function BillingSection() {
             )}
           </section>
         </div>`
-      : html`<p class="muted">Loading…</p>`}`;
+        : html`<p class="muted">Loading…</p>`
+    }`;
 }
 
 function PrivacyCard() {
@@ -180,11 +193,15 @@ function IdentitiesCard() {
     <${ErrorBox} error=${error ?? loadError} />
     ${data && data.identities.length === 0 ? html`<p class="muted">None linked.</p>` : null}
     <ul>${(data?.identities ?? []).map(
-      (i) => html`<li>${i.provider} (${i.email ?? 'no e-mail'}) <button type="button" disabled=${busy} onClick=${() => unlink(i.provider)}>Unlink</button></li>`,
+      (i) =>
+        html`<li>${i.provider} (${i.email ?? 'no e-mail'}) <button type="button" disabled=${busy} onClick=${() => unlink(i.provider)}>Unlink</button></li>`,
     )}</ul>
-    ${(data?.providers ?? []).filter((p) => !linked.has(p.name)).map(
-      (p) => html`<a class="button secondary" href=${`/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=/account/settings`}>Link ${p.label}</a> `,
-    )}
+    ${(data?.providers ?? [])
+      .filter((p) => !linked.has(p.name))
+      .map(
+        (p) =>
+          html`<a class="button secondary" href=${`/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=/account/settings`}>Link ${p.label}</a> `,
+      )}
   </section>`;
 }
 

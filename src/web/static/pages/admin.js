@@ -18,17 +18,21 @@ function AccountSearch({ onPick }) {
       <div class="field"><button type="submit" disabled=${busy}>Search</button></div>
     </form>
     <${ErrorBox} error=${error} />
-    ${found
-      ? found.length === 0
-        ? html`<p role="status">No account matches.</p>`
-        : html`<div class="table-wrap"><table>
+    ${
+      found
+        ? found.length === 0
+          ? html`<p role="status">No account matches.</p>`
+          : html`<div class="table-wrap"><table>
             <caption>${found.length} account${found.length === 1 ? '' : 's'}</caption>
             <thead><tr><th scope="col">e-mail</th><th scope="col">id</th><th scope="col">role</th><th scope="col">credits</th><th scope="col">billing</th><th scope="col"><span class="sr-only">action</span></th></tr></thead>
             <tbody>${found.map(
-              (a) => html`<tr><td>${a.email}</td><td class="mono">${a.id}</td><td>${a.role}</td><td>${fmt.int(a.balance)}</td><td>${a.billing_active ? 'active' : 'off'}</td>
+              (
+                a,
+              ) => html`<tr><td>${a.email}</td><td class="mono">${a.id}</td><td>${a.role}</td><td>${fmt.int(a.balance)}</td><td>${a.billing_active ? 'active' : 'off'}</td>
                 <td><button type="button" onClick=${() => onPick(a)}>Select</button></td></tr>`,
             )}</tbody></table></div>`
-      : null}
+        : null
+    }
   </section>`;
 }
 
@@ -55,7 +59,11 @@ function Writes({ target, onDone }) {
     const f = new FormData(e.currentTarget);
     if (!confirm(`Delete the usage history of ${f.get('target')}?`)) return;
     run(async () => {
-      const r = await api.post('/api/admin/billing/usage/reset', { target_user_id: f.get('target'), reason: f.get('reason'), idempotency_key: crypto.randomUUID() });
+      const r = await api.post('/api/admin/billing/usage/reset', {
+        target_user_id: f.get('target'),
+        reason: f.get('reason'),
+        idempotency_key: crypto.randomUUID(),
+      });
       setDone(`Deleted ${r.usage_events_deleted} usage events, restored ${fmt.int(r.credits_restored)} credits: balance ${fmt.int(r.balance)}.`);
       onDone();
     });

@@ -6,7 +6,7 @@ import { config, ErrorBox, Notice, useAction } from '../ui.js';
 /** Only a path on this site is followed after sign-in (never another origin). */
 function nextPath() {
   const n = new URLSearchParams(location.search).get('next');
-  return n && n.startsWith('/') && !n.startsWith('//') && !n.startsWith('/\\') ? n : '/account/keys';
+  return n?.startsWith('/') && !n.startsWith('//') && !n.startsWith('/\\') ? n : '/account/keys';
 }
 
 const OAUTH_ERRORS = {

@@ -13,15 +13,20 @@ export function HomePage({ user }) {
         <h2>Try it</h2>
         <p>The <a href="/playground">playground</a> takes pasted numbers or a CSV, draws the forecast with its
           uncertainty band, compares two models and runs an ensemble.</p>
-        ${user
-          ? html`<p>Signed in as <strong>${user.email}</strong>. <a class="button" href="/playground">Open the playground</a></p>`
-          : html`<p><a class="button" href="/register">Create an account</a> or <a href="/login">sign in</a>.
+        ${
+          user
+            ? html`<p>Signed in as <strong>${user.email}</strong>. <a class="button" href="/playground">Open the playground</a></p>`
+            : html`<p><a class="button" href="/register">Create an account</a> or <a href="/login">sign in</a>.
               New accounts get free credits.</p>
-              ${config.identityProviders?.length
-                ? html`<p>Or sign in with ${config.identityProviders.map(
-                    (p) => html` <a class="button secondary" href=${`/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=/playground`}>${p.label}</a>`,
-                  )}</p>`
-                : null}`}
+              ${
+                config.identityProviders?.length
+                  ? html`<p>Or sign in with ${config.identityProviders.map(
+                      (p) =>
+                        html` <a class="button secondary" href=${`/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=/playground`}>${p.label}</a>`,
+                    )}</p>`
+                  : null
+              }`
+        }
       </section>
       <section class="card">
         <h2>Use the API</h2>

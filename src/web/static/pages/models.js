@@ -14,7 +14,10 @@ export function ModelsPage() {
     const params = new URLSearchParams();
     if (q.trim()) params.set('q', q.trim());
     if (onlyAvailable) params.set('available', 'true');
-    api.get(`/api/models?${params}`).then((r) => (setModels(r.models), setError(null)), setError);
+    api.get(`/api/models?${params}`).then((r) => {
+      setModels(r.models);
+      setError(null);
+    }, setError);
   }, [q, onlyAvailable]);
 
   const shown = (models ?? []).filter((m) => !kind || m.kind === kind);
@@ -44,9 +47,11 @@ export function ModelsPage() {
               <td>${m.latency_samples > 0 ? `${Math.round(m.avg_latency_ms)} ms` : '—'}</td>
               <td>${m.min_points}–${m.max_context_length}</td>
               <td>${m.access === 'billing' ? 'billing only' : 'everyone'}</td>
-              <td>${m.available
-                ? html`<span class="ok">installed</span>`
-                : html`<span class="warn">not installed</span>${m.pull_command ? html`<br /><code>${m.pull_command}</code> <${CopyButton} text=${m.pull_command} />` : null}`}</td>
+              <td>${
+                m.available
+                  ? html`<span class="ok">installed</span>`
+                  : html`<span class="warn">not installed</span>${m.pull_command ? html`<br /><code>${m.pull_command}</code> <${CopyButton} text=${m.pull_command} />` : null}`
+              }</td>
             </tr>`,
           )}
         </tbody>

@@ -76,7 +76,8 @@ function EnsembleCard({ ens, series, pick }) {
         <thead><tr><th scope="col">rank</th><th scope="col">model</th><th scope="col">${meta.scoring_metric}</th><th scope="col">weight</th><th scope="col">why</th></tr></thead>
         <tbody>
           ${ens.ranked_results.map(
-            (r) => html`<tr><td>${r.rank}</td><td>${r.model}</td><td>${fmt.num(r.score)}</td><td>${(r.weight * 100).toFixed(1)}%</td><td>${r.selection_reason}</td></tr>`,
+            (r) =>
+              html`<tr><td>${r.rank}</td><td>${r.model}</td><td>${fmt.num(r.score)}</td><td>${(r.weight * 100).toFixed(1)}%</td><td>${r.selection_reason}</td></tr>`,
           )}
         </tbody>
       </table>
@@ -186,10 +187,12 @@ export function PlaygroundPage({ user }) {
             <small id="csv-help">One column of numbers, or the long format <code>unique_id,ds,y</code>.</small>
           </div>
         </div>
-        ${csv
-          ? html`<p role="status">Loaded ${csv.series.length} series from ${csv.name}: ${csv.series.map((s) => `${s.id} (${s.values.length} points)`).join(', ')}.
+        ${
+          csv
+            ? html`<p role="status">Loaded ${csv.series.length} series from ${csv.name}: ${csv.series.map((s) => `${s.id} (${s.values.length} points)`).join(', ')}.
               <button type="button" class="link" onClick=${() => setCsv(null)}>Use the typed values instead</button></p>`
-          : null}
+            : null
+        }
       </fieldset>
       <fieldset>
         <legend>Model and parameters</legend>
@@ -215,10 +218,12 @@ export function PlaygroundPage({ user }) {
         ${busy ? html`<span class="muted" role="status">Running…</span>` : null}
       </div>
     </form>
-    ${series.length > 1 && (results || ens)
-      ? html`<div class="field narrow"><label for="pick">Series shown</label>
+    ${
+      series.length > 1 && (results || ens)
+        ? html`<div class="field narrow"><label for="pick">Series shown</label>
           <select id="pick" value=${pick} onChange=${(e) => setPick(Number(e.currentTarget.value))}>${series.map((s, i) => html`<option value=${i}>${s.id}</option>`)}</select></div>`
-      : null}
+        : null
+    }
     ${results ? html`<div class="results grid2">${results.map((r) => html`<${ResultCard} result=${r} series=${series} pick=${pick} />`)}</div>` : null}
     ${ens ? html`<${EnsembleCard} ens=${ens} series=${series} pick=${pick} />` : null}`;
 }
