@@ -1,0 +1,346 @@
+/**
+ * `tsfm`: the command line over the public HTTP API (through the SDK).
+ *   tsfm login | logout | whoami | keys list|create|revoke | models | forecast | usage
+ * Credentials: --api-key, else TSFM_API_KEY, else the file written by `tsfm login`
+ * (TSFM_CONFIG, default $XDG_CONFIG_HOME/tsfm/config.json or ~/.config/tsfm/config.json, mode 0600).
+ * Address: --base-url, else TSFM_BASE_URL, else the saved one, else http://127.0.0.1:8000.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { dirname, extname, join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { SingleBar } from 'cli-progress';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_BASE_URL, MAX_PER_CALL, TsfmClient, type ForecastParameters } from './client.ts';
+import { TsfmError } from './errors.ts';
+import { forecastRows, InputError, parseSeries, rowsToCsv } from './tabular.ts';
+
+const VERSION = '0.1.0';
+
+/** A mistake in how the command was called (exit status 2). */
+class UsageError extends Error {}
+
+interface Saved {
+  base_url?: string;
+  api_key?: string;
+}
+
+interface GlobalOpts {
+  baseUrl?: string;
+  apiKey?: string;
+  timeout?: number;
+}
+
+interface Io {
+  env: NodeJS.ProcessEnv;
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+function configPath(env: NodeJS.ProcessEnv): string {
+  if (env.TSFM_CONFIG) return env.TSFM_CONFIG;
+  const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return join(base, 'tsfm', 'config.json');
+}
+
+function readSaved(env: NodeJS.ProcessEnv): Saved {
+  try {
+    const v: unknown = JSON.parse(readFileSync(configPath(env), 'utf8'));
+    return typeof v === 'object' && v !== null ? (v as Saved) : {};
+  } catch {
+    return {};
+  }
+}
+
+function writeSaved(env: NodeJS.ProcessEnv, saved: Saved): string {
+  const p = configPath(env);
+  mkdirSync(dirname(p), { recursive: true, mode: 0o700 });
+  writeFileSync(p, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  return p;
+}
+
+const positiveInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${v}`);
+  return n;
+};
+
+function quantileList(v: string): number[] {
+  const levels = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
+  if (levels.length === 0 || levels.some((q) => !(q > 0 && q < 1)))
+    throw new InvalidArgumentError(`quantiles are levels between 0 and 1, comma-separated (e.g. 0.1,0.5,0.9), got ${v}`);
+  return levels;
+}
+
+async function readText(path: string | undefined): Promise<string> {
+  if (path === undefined || path === '-') {
+    if (process.stdin.isTTY) throw new UsageError('give an input file (CSV or JSON), or pipe the data into tsfm forecast -');
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+async function prompt(question: string): Promise<string> {
+  if (!process.stdin.isTTY) throw new UsageError(`${question.replace(/: $/, '')} is needed: pass it as an option (no terminal to ask on)`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]): string {
+  const cell = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return `${[line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n')}\n`;
+}
+
+/** Reports progress on stderr: a bar on a terminal, a line per call otherwise. */
+function progressReporter(total: number, io: Io): ((done: number, all: number) => void) | undefined {
+  if (total <= MAX_PER_CALL) return undefined;
+  if (process.stderr.isTTY) {
+    const bar = new SingleBar({
+      format: 'forecast [{bar}] {value}/{total} series | {eta_formatted} left',
+      hideCursor: true,
+      clearOnComplete: true,
+      stream: process.stderr,
+    });
+    bar.start(total, 0);
+    return (done, all) => {
+      bar.update(done);
+      if (done >= all) bar.stop();
+    };
+  }
+  return (done, all) => {
+    if (done > 0) io.err(`forecast: ${done}/${all} series\n`);
+  };
+}
+
+function buildProgram(io: Io): Command {
+  const program = new Command();
+  program
+    .name('tsfm')
+    .description('Forecasts from the TSFM service on the command line.')
+    .version(VERSION)
+    .option('--base-url <url>', `service address (env TSFM_BASE_URL; default ${DEFAULT_BASE_URL})`)
+    .option('--api-key <key>', 'API key (env TSFM_API_KEY; default: the key saved by tsfm login)')
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', positiveInt('--timeout'), 120_000)
+    .showHelpAfterError('(tsfm --help, or tsfm <command> --help, for usage)')
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  const globals = () => program.opts<GlobalOpts>();
+  const baseUrl = () => globals().baseUrl ?? io.env.TSFM_BASE_URL ?? readSaved(io.env).base_url ?? DEFAULT_BASE_URL;
+  const client = (needKey = true) => {
+    const apiKey = globals().apiKey ?? io.env.TSFM_API_KEY ?? readSaved(io.env).api_key;
+    if (needKey && !apiKey) throw new UsageError('no API key: run `tsfm login`, pass --api-key or set TSFM_API_KEY');
+    return new TsfmClient({ baseUrl: baseUrl(), ...(apiKey ? { apiKey } : {}), timeoutMs: globals().timeout ?? 120_000 });
+  };
+
+  program
+    .command('login')
+    .description('sign in, create an API key for this machine and save it (or save a key you pass with --api-key)')
+    .option('--email <email>', 'account e-mail (asked when omitted)')
+    .option('--password-stdin', 'read the password from standard input (else TSFM_PASSWORD, else asked)')
+    .option('--label <label>', 'label of the key to create', `tsfm cli on ${hostname()}`)
+    .action(async (o: { email?: string; passwordStdin?: boolean; label: string }) => {
+      const given = globals().apiKey ?? io.env.TSFM_API_KEY;
+      let apiKey: string;
+      if (given) {
+        const who = await new TsfmClient({ baseUrl: baseUrl(), apiKey: given }).whoami();
+        apiKey = given;
+        io.err(`key accepted (${who.auth_type} of ${who.user})\n`);
+      } else {
+        const email = o.email ?? (await prompt('e-mail: '));
+        const password = o.passwordStdin ? (await readText('-')).replace(/\r?\n$/, '') : (io.env.TSFM_PASSWORD ?? (await prompt('password: ')));
+        const session = await TsfmClient.login(email, password, { baseUrl: baseUrl() });
+        const created = await new TsfmClient({ baseUrl: baseUrl(), apiKey: session.token }).keys.create(o.label);
+        apiKey = created.key;
+        io.err(`signed in as ${session.user.email}; created key ${created.prefix}… (${created.id}, "${created.label}")\n`);
+      }
+      const path = writeSaved(io.env, { base_url: baseUrl(), api_key: apiKey });
+      io.out(`saved to ${path}\n`);
+    });
+
+  program
+    .command('logout')
+    .description('forget the saved key (--revoke also revokes it on the server)')
+    .option('--revoke', 'revoke the saved key on the server first')
+    .action(async (o: { revoke?: boolean }) => {
+      const saved = readSaved(io.env);
+      if (o.revoke && saved.api_key) {
+        const c = new TsfmClient({ baseUrl: saved.base_url ?? baseUrl(), apiKey: saved.api_key });
+        const me = await c.whoami();
+        if (me.key) await c.keys.revoke(me.key);
+        io.err('key revoked\n');
+      }
+      rmSync(configPath(io.env), { force: true });
+      io.out('logged out\n');
+    });
+
+  program
+    .command('whoami')
+    .description('show which account the credential belongs to')
+    .action(async () => {
+      const me = await client().whoami();
+      io.out(`${me.user} (${me.auth_type}${me.key ? `, key ${me.key}` : ''}) at ${baseUrl()}\n`);
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const list = await client().keys.list();
+      io.out(o.json ? `${JSON.stringify(list, null, 2)}\n` : table(list, ['id', 'label', 'prefix', 'created_at', 'last_used_at']));
+    });
+  keys
+    .command('create <label>')
+    .description('create a key; its secret is printed this once')
+    .action(async (label: string) => {
+      const k = await client().keys.create(label);
+      io.err(`created ${k.id} ("${k.label}"); the secret below is shown once:\n`);
+      io.out(`${k.key}\n`);
+    });
+  keys.command('revoke <key-id>').action(async (id: string) => {
+    await client().keys.revoke(id);
+    io.out(`revoked ${id}\n`);
+  });
+
+  program
+    .command('models')
+    .description('list the models of the catalog')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const models = await client(false).models();
+      if (o.json) return io.out(`${JSON.stringify(models, null, 2)}\n`);
+      io.out(
+        table(
+          models.map((m) => ({ ...m, available: m.available ? 'yes' : `no: ${m.unavailable_reason ?? ''}` })),
+          ['id', 'kind', 'min_points', 'max_horizon', 'access', 'available'],
+        ),
+      );
+    });
+
+  program
+    .command('forecast [file]')
+    .description('forecast the series of a CSV or JSON file (- or nothing: standard input)')
+    .addHelpText(
+      'after',
+      `
+Input: one series (a column of numbers, ds,y, or a JSON array) or long format unique_id,ds,y
+(CSV, or JSON records). Output: unique_id,ds,mean and one column per quantile (q10,q50,q90).
+Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forecast.csv`,
+    )
+    .option('-m, --model <id>', 'model id (with --ensemble: comma-separated candidates)', 'auto-ets')
+    .requiredOption('-H, --horizon <n>', 'steps to forecast', positiveInt('--horizon'))
+    .option('-f, --freq <code>', 'frequency, pandas style (D, h, W, MS, QS, ...): gives timestamps to the rows')
+    .option('-q, --quantiles <levels>', 'quantile levels, comma-separated', quantileList, [0.1, 0.5, 0.9])
+    .option('--ensemble', 'blend the best models by a hold-out backtest (/v1/forecast/ensemble)')
+    .addOption(new Option('--input-format <format>', 'input format (default: from the file name, else from the content)').choices(['csv', 'json']))
+    .addOption(new Option('--format <format>', 'output format (default: from the -o file name, else csv)').choices(['csv', 'json']))
+    .option('-o, --output <file>', 'write to a file instead of standard output')
+    .option('--concurrency <n>', 'calls in flight for more than 64 series', positiveInt('--concurrency'), 4)
+    .action(
+      async (
+        file: string | undefined,
+        o: {
+          model: string;
+          horizon: number;
+          freq?: string;
+          quantiles: number[];
+          ensemble?: boolean;
+          inputFormat?: 'csv' | 'json';
+          format?: 'csv' | 'json';
+          output?: string;
+          concurrency: number;
+        },
+      ) => {
+        const c = client();
+        const ext = (p: string | undefined) => (p ? extname(p).slice(1).toLowerCase() : '');
+        const inFormat = o.inputFormat ?? (ext(file) === 'json' ? 'json' : ext(file) === 'csv' ? 'csv' : 'auto');
+        const set = parseSeries(await readText(file), inFormat);
+        const parameters: ForecastParameters = { prediction_length: o.horizon, quantile_levels: o.quantiles, ...(o.freq ? { frequency: o.freq } : {}) };
+        const onProgress = progressReporter(set.inputs.length, io);
+        const chunking = { concurrency: o.concurrency, ...(onProgress ? { onProgress } : {}) };
+        const response = o.ensemble
+          ? (
+              await c.ensembleMany(
+                { inputs: set.inputs, parameters, ...(o.model !== 'auto-ets' ? { models: o.model.split(',').map((s) => s.trim()) } : {}) },
+                chunking,
+              )
+            ).result
+          : await c.forecastMany({ model: o.model, inputs: set.inputs, parameters }, chunking);
+        const rows = forecastRows(set.ids, response, set.dateOnly);
+        const outFormat = o.format ?? (ext(o.output) === 'json' ? 'json' : 'csv');
+        const text = outFormat === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : rowsToCsv(rows, response.quantile_levels);
+        if (o.output) {
+          writeFileSync(o.output, text);
+          io.err(`wrote ${rows.length} rows (${set.ids.length} series × ${o.horizon} steps) to ${o.output}\n`);
+        } else io.out(text);
+      },
+    );
+
+  program
+    .command('usage')
+    .description('requests, tokens and credits of the account')
+    .option('--start <date>', 'ISO 8601, inclusive (default: 30 days ago)')
+    .option('--end <date>', 'ISO 8601, exclusive (default: now)')
+    .option('--json', 'print JSON')
+    .action(async (o: { start?: string; end?: string; json?: boolean }) => {
+      const u = await client().usage({ ...(o.start ? { start: o.start } : {}), ...(o.end ? { end: o.end } : {}) });
+      if (o.json) return io.out(`${JSON.stringify(u, null, 2)}\n`);
+      const t = u.totals;
+      io.out(`${u.start} .. ${u.end}: ${t.requests} requests, ${t.total_tokens} tokens, ${t.credits} credits\n\n`);
+      if (u.by_model.length > 0) io.out(table(u.by_model, ['model', 'requests', 'input_tokens', 'output_tokens', 'credits']));
+    });
+
+  return program;
+}
+
+/** Runs the CLI; returns the exit status (0 ok, 1 the service or the input refused, 2 a usage mistake). */
+export async function main(
+  argv: string[],
+  io: Io = { env: process.env, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
+): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof UsageError) {
+      io.err(`tsfm: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof InputError) {
+      io.err(`tsfm: input: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof TsfmError) {
+      const where = err.status ? `HTTP ${err.status}, ` : '';
+      io.err(`tsfm: ${err.message} (${where}${err.code})\n`);
+      for (const d of err.detail.slice(1, 10)) io.err(`  ${d.loc.join('.')}: ${d.msg}\n`);
+      if (err.status === 401) io.err('  run `tsfm login`, pass --api-key or set TSFM_API_KEY\n');
+      if (err.requestId) io.err(`  request id: ${err.requestId}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

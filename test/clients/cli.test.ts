@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'csv-parse/sync';
+import { registerUser, type TestUser } from '../helpers/app.ts';
+import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
+
+const BIN = join(import.meta.dirname, '..', '..', 'sdk', 'bin', 'tsfm.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `tsfm` as a separate process (the same Node 24 as the tests). */
+function run(args: string[], env: Record<string, string>, stdin?: string, command: string[] = [process.execPath, BIN]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const [cmd, ...pre] = command;
+    const child = spawn(cmd ?? process.execPath, [...pre, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? tmpdir(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+describe('tsfm CLI as a process against the real server', () => {
+  let t: ListeningApp;
+  let user: TestUser;
+  let dir: string;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await createListeningApp();
+    user = await registerUser(t);
+    dir = mkdtempSync(join(tmpdir(), 'tsfm-cli-'));
+    env = { TSFM_CONFIG: join(dir, 'config.json'), TSFM_BASE_URL: t.baseUrl, HOME: dir };
+  });
+  after(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('without a key: exit 2 and what to do', async () => {
+    const r = await run(['usage'], env);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no API key: run `tsfm login`/);
+  });
+
+  test('login with e-mail and password creates a key and saves it (mode 0600); whoami uses it', async () => {
+    const bad = await run(['login', '--email', user.email], { ...env, TSFM_PASSWORD: 'wrong password' });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /HTTP 401, invalid_credentials/);
+
+    const r = await run(['login', '--email', user.email, '--label', 'ci laptop'], { ...env, TSFM_PASSWORD: user.password });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /signed in as .*created key tsfm_/);
+    const saved = JSON.parse(readFileSync(env.TSFM_CONFIG ?? '', 'utf8')) as { api_key: string; base_url: string };
+    assert.match(saved.api_key, /^tsfm_/);
+    assert.equal(saved.base_url, t.baseUrl);
+    assert.equal(statSync(env.TSFM_CONFIG ?? '').mode & 0o777, 0o600);
+
+    const who = await run(['whoami'], env);
+    assert.equal(who.code, 0, who.stderr);
+    assert.match(who.stdout, new RegExp(`${user.id} \\(api_key, key key_`));
+    const keys = await run(['keys', 'list'], env);
+    assert.match(keys.stdout, /ci laptop/);
+  });
+
+  test('keys create prints the secret once; revoke makes it invalid', async () => {
+    const c = await run(['keys', 'create', 'throwaway'], env);
+    assert.equal(c.code, 0, c.stderr);
+    const secret = c.stdout.trim();
+    assert.match(secret, /^tsfm_/);
+    const id = /created (key_\w+)/.exec(c.stderr)?.[1] ?? '';
+    assert.ok(id);
+    const who = await run(['whoami', '--api-key', secret], env);
+    assert.equal(who.code, 0, who.stderr);
+    assert.match(who.stdout, new RegExp(`key ${id}\\)`));
+    const rv = await run(['keys', 'revoke', id], env);
+    assert.equal(rv.code, 0, rv.stderr);
+    const after = await run(['--api-key', secret, 'whoami'], env);
+    assert.equal(after.code, 1);
+    assert.match(after.stderr, /HTTP 401, invalid_credential\)/);
+    assert.match(after.stderr, /run `tsfm login`/);
+  });
+
+  test('models lists the catalog (table and JSON)', async () => {
+    const r = await run(['models'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^id\s+kind/);
+    assert.match(r.stdout, /echo-last\s+statistical/);
+    const j = await run(['models', '--json'], env);
+    assert.ok((JSON.parse(j.stdout) as { id: string }[]).some((m) => m.id === 'echo-last'));
+  });
+
+  test('forecast: long-format CSV in, CSV out with unique_id,ds,mean,q10,q50,q90', async () => {
+    const file = join(dir, 'long.csv');
+    writeFileSync(file, 'unique_id,ds,y\nb,2024-01-02,6\na,2024-01-01,1\na,2024-01-02,2\nb,2024-01-01,5\nb,2024-01-03,\n');
+    const r = await run(['forecast', file, '--model', 'echo-last', '--horizon', '2', '--freq', 'D'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = parse(r.stdout, { columns: true }) as Record<string, string>[];
+    assert.deepEqual(Object.keys(rows[0] ?? {}), ['unique_id', 'ds', 'mean', 'q10', 'q50', 'q90']);
+    assert.deepEqual(
+      rows.map((x) => [x.unique_id, x.ds, x.mean]),
+      [
+        ['b', '2024-01-04', '6'],
+        ['b', '2024-01-05', '6'],
+        ['a', '2024-01-03', '2'],
+        ['a', '2024-01-04', '2'],
+      ],
+    );
+    assert.equal(rows[0]?.q10, String(6 + (0.1 - 0.5)));
+  });
+
+  test('forecast: a JSON array on stdin, JSON out, custom quantiles', async () => {
+    const r = await run(['forecast', '-', '-m', 'echo-last', '-H', '3', '-q', '0.25,0.75', '--format', 'json'], env, '[1, 2, null, 4]');
+    assert.equal(r.code, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as Record<string, unknown>[];
+    assert.equal(rows.length, 3);
+    assert.deepEqual(rows[0], { unique_id: 'series', ds: 1, mean: 4, q25: 3.75, q75: 4.25 });
+  });
+
+  test('forecast: 150 series go as three calls with progress on stderr, rows in input order, written to a file', async () => {
+    const lines = ['unique_id,ds,y'];
+    for (let i = 0; i < 150; i++) for (let d = 1; d <= 3; d++) lines.push(`id${String(i).padStart(3, '0')},2024-01-0${d},${d === 3 ? i : d}`);
+    const input = join(dir, 'many.csv');
+    const output = join(dir, 'many.json');
+    writeFileSync(input, `${lines.join('\n')}\n`);
+    const before = (await run(['usage', '--json'], env)).stdout;
+    const r = await run(['forecast', input, '-m', 'echo-last', '-H', '1', '-o', output, '--concurrency', '2'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /forecast: 150\/150 series/);
+    assert.equal((r.stderr.match(/^forecast: \d+\/150 series$/gm) ?? []).length, 3);
+    assert.match(r.stderr, /wrote 150 rows/);
+    const rows = JSON.parse(readFileSync(output, 'utf8')) as { unique_id: string; mean: number }[];
+    rows.forEach((row, i) => {
+      assert.equal(row.unique_id, `id${String(i).padStart(3, '0')}`);
+      assert.equal(row.mean, i);
+    });
+    const requests = (s: string) => (JSON.parse(s) as { totals: { requests: number } }).totals.requests;
+    const u = await run(['usage', '--json'], env);
+    assert.equal(requests(u.stdout) - requests(before), 3);
+    const table = await run(['usage'], env);
+    assert.match(table.stdout, /echo-last/);
+  });
+
+  test('forecast --ensemble blends the candidate models', async () => {
+    const series = Array.from({ length: 24 }, (_, i) => 10 + (i % 4));
+    const r = await run(
+      ['forecast', '-', '--ensemble', '-m', 'echo-last,echo-short', '-H', '2', '--freq', 'h', '--format', 'json'],
+      env,
+      JSON.stringify({ target: series, start: '2024-01-01T00:00:00Z', item_id: 'load' }),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as { unique_id: string; ds: string; mean: number }[];
+    assert.deepEqual(
+      rows.map((x) => [x.unique_id, x.ds]),
+      [
+        ['load', '2024-01-02T00:00:00.000Z'],
+        ['load', '2024-01-02T01:00:00.000Z'],
+      ],
+    );
+    assert.equal(rows[0]?.mean, 13);
+  });
+
+  test('forecast errors are clear: unknown model, bad value, bad option, unreadable file', async () => {
+    const file = join(dir, 'one.csv');
+    writeFileSync(file, 'ds,y\n2024-01-01,1\n2024-01-02,two\n');
+    const badValue = await run(['forecast', file, '-H', '2'], env);
+    assert.equal(badValue.code, 1);
+    assert.match(badValue.stderr, /line 3: y is not a number: "two"/);
+
+    writeFileSync(file, 'ds,y\n2024-01-01,1\n2024-01-02,2\n');
+    const unknown = await run(['forecast', file, '-H', '2', '-m', 'autoets'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /HTTP 404, model_not_found/);
+    assert.match(unknown.stderr, /request id: /);
+
+    const badQ = await run(['forecast', file, '-H', '2', '-q', '50'], env);
+    assert.equal(badQ.code, 2);
+    assert.match(badQ.stderr, /quantiles are levels between 0 and 1/);
+
+    const tooLong = await run(['forecast', file, '-H', '20000', '-m', 'echo-last'], env);
+    assert.equal(tooLong.code, 1);
+    assert.match(tooLong.stderr, /parameters\.prediction_length/);
+    assert.match(tooLong.stderr, /HTTP 422, validation_error/);
+
+    const missing = await run(['forecast', join(dir, 'nope.csv'), '-H', '2'], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /cannot read .*nope\.csv/);
+  });
+
+  test('logout --revoke revokes the saved key and forgets it', async () => {
+    const r = await run(['logout', '--revoke'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.throws(() => statSync(env.TSFM_CONFIG ?? ''));
+    assert.equal((await run(['whoami'], env)).code, 2);
+  });
+
+  test('npx tsfm runs from the repository', async () => {
+    const r = await run(['--version'], {}, undefined, ['npx', '--no-install', 'tsfm']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '0.1.0');
+  });
+});
