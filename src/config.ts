@@ -81,6 +81,15 @@ const envSchema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), { message: 'must be a redis:// or rediss:// URL' }),
+  METRICS: z.enum(['on', 'off']).default('on'),
+  ROLE: z.enum(['gateway', 'inference']).default('gateway'),
+  REMOTE_MODELS: z.string().optional(),
+  MODEL_FALLBACKS: z.string().optional(),
+  REMOTE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
+  REMOTE_RETRIES: intFrom(1, 0, 10),
+  REMOTE_HEALTH_INTERVAL_MS: intFrom(5000, 200, 3_600_000),
+  INFERENCE_TOKEN: z.string().min(16, 'use at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(16, 'use at least 16 characters').optional(),
 });
 
 /** A third-party identity provider people can sign in with (configured by environment). */
@@ -126,6 +135,20 @@ export type Config = {
     stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string; apiBase: string | null } | null;
   };
   rateLimit: { freePerMinute: number; billingPerMinute: number; authPerMinute: number; redisUrl: string | null };
+  /** gateway: the whole service; inference: only the engine's models over OIP v2 (docs/remote-inference.md). */
+  role: 'gateway' | 'inference';
+  /** Models the gateway runs on remote inference nodes, and fallback chains. */
+  remote: {
+    routes: { model: string; endpoints: string[] }[];
+    fallbacks: Map<string, string[]>;
+    timeoutMs: number;
+    retries: number;
+    healthIntervalMs: number;
+    /** Bearer token between gateway and nodes (the node requires it when set). */
+    token: string | null;
+  };
+  /** GET /metrics: off, or on with a bearer token (null: loopback clients only). */
+  metrics: { enabled: boolean; token: string | null };
 };
 
 export class ConfigError extends Error {}
@@ -236,5 +259,68 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       redisUrl: e.REDIS_URL ?? null,
     },
+    metrics: { enabled: e.METRICS === 'on', token: e.METRICS_TOKEN ?? null },
+    role: e.ROLE,
+    remote: {
+      routes: parseRemoteModels(e.REMOTE_MODELS ?? ''),
+      fallbacks: parseFallbacks(e.MODEL_FALLBACKS ?? ''),
+      timeoutMs: e.REMOTE_TIMEOUT_MS ?? e.INFERENCE_TIMEOUT_MS,
+      retries: e.REMOTE_RETRIES,
+      healthIntervalMs: e.REMOTE_HEALTH_INTERVAL_MS,
+      token: e.INFERENCE_TOKEN ?? null,
+    },
   };
+}
+
+/** `model=http://node-a:8001|http://node-b:8001,other/model=http://node-c:8001` */
+function parseRemoteModels(v: string): { model: string; endpoints: string[] }[] {
+  const seen = new Set<string>();
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map((entry) => {
+      const eq = entry.indexOf('=');
+      const model = eq > 0 ? entry.slice(0, eq).trim() : '';
+      const endpoints =
+        eq > 0
+          ? entry
+              .slice(eq + 1)
+              .split('|')
+              .map((u) => u.trim())
+              .filter((u) => u.length > 0)
+          : [];
+      if (!model || endpoints.length === 0) throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${entry}' is not model=url[|url…]`);
+      if (seen.has(model)) throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${model}' is listed twice`);
+      seen.add(model);
+      for (const u of endpoints) {
+        let url: URL;
+        try {
+          url = new URL(u);
+        } catch {
+          throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${u}' is not a URL`);
+        }
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new ConfigError(`Invalid configuration:\n  REMOTE_MODELS: '${u}' must be http:// or https://`);
+      }
+      return { model, endpoints };
+    });
+}
+
+/** `chronos2>ttm>auto-ets,other>naive`: when the first model cannot serve, the next ones are tried. */
+function parseFallbacks(v: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const chain of v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
+    const ids = chain.split('>').map((s) => s.trim());
+    if (ids.length < 2 || ids.some((id) => id.length === 0))
+      throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${chain}' is not model>fallback[>fallback…]`);
+    if (new Set(ids).size !== ids.length) throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${chain}' names a model twice`);
+    const [first, ...rest] = ids as [string, ...string[]];
+    if (out.has(first)) throw new ConfigError(`Invalid configuration:\n  MODEL_FALLBACKS: '${first}' has two chains`);
+    out.set(first, rest);
+  }
+  return out;
 }

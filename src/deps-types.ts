@@ -10,6 +10,7 @@ import type { PaymentsProvider } from './billing/providers/types.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import type { Catalog } from './catalog/catalog.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /** Everything the services need, wired once by a plain factory (no DI container). */
 export interface Deps {
@@ -35,6 +36,8 @@ export interface Deps {
    * `rateLimiter.consume(accountId, points)` themselves.
    */
   rateLimiter: RateLimiter;
+  /** Prometheus metrics (GET /metrics); the engine, meter and rate limiter above are instrumented. */
+  metrics: Metrics;
   /** Background jobs (hold sweeper, usage reporter); false keeps them off (tests that drive them by hand). */
   backgroundJobs?: boolean;
   /** false silences the HTTP logger (tests). */

@@ -12,19 +12,25 @@ import { rateLimitOf, startUsageReporter } from './billing/service.ts';
 import { createRateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import { createEngine } from './engine/engine.ts';
+import { createRoutingEngine } from './engine/remote/routing.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { mcpResource } from './oauth/endpoints.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
-  const engine = overrides.engine ?? (await defaultEngine(config));
+  const metrics: Metrics = overrides.metrics ?? createMetrics({ defaultMetrics: overrides.logger !== false });
+  const engine = instrumentEngine(overrides.engine ?? (await defaultEngine(config, metrics)), metrics);
   await engine.refresh?.();
   const clock = overrides.clock ?? systemClock;
   const catalog = overrides.catalog ?? new Catalog(engine, modelAccessFromConfig(config));
-  const rateLimiter =
+  const rateLimiter = instrumentRateLimiter(
     overrides.rateLimiter ??
-    createRateLimiter(config.rateLimit, async (accountId) => rateLimitOf(config, (await getBillingAccount(database.db, accountId))?.billing_active ?? false));
+      createRateLimiter(config.rateLimit, async (accountId) => rateLimitOf(config, (await getBillingAccount(database.db, accountId))?.billing_active ?? false)),
+    metrics,
+  );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
   const freeCredits: AccountCreatedHook = (trx, user) => openAccountWithFreeCredits(trx, user.id, config.billing.freeCredits, user.created_at);
   const stops: Array<() => void> = [];
@@ -39,9 +45,10 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
     accountCreatedHooks: [freeCredits, ...(overrides.accountCreatedHooks ?? [])],
-    meter: overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }),
+    meter: instrumentMeter(overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }), metrics),
     payments,
     rateLimiter,
+    metrics,
     async close() {
       for (const stop of stops) stop();
       await rateLimiter.close();
@@ -52,13 +59,41 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
   if (overrides.logger === false) deps.logger = false;
   if (overrides.backgroundJobs !== false) {
     const log = (what: string) => (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 50, msg: `${what} failed`, err: String(err) })}\n`);
-    stops.push(startHoldSweeper({ database, clock, config, catalog }, log('credit hold sweep')).stop);
+    stops.push(
+      startHoldSweeper({ database, clock, config, catalog }, log('credit hold sweep'), (released) => {
+        if (released === null) metrics.holdSweeps.inc({ result: 'error' });
+        else {
+          metrics.holdSweeps.inc({ result: 'ok' });
+          metrics.holdsReleased.inc(released);
+        }
+      }).stop,
+    );
     stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
   }
   return deps;
 }
 
-async function defaultEngine(config: Config): Promise<Engine> {
+/** The local worker pool. */
+export function localEngine(config: Config): Engine {
   const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
   return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
+}
+
+/** The gateway's engine: the local pool, behind the remote router when REMOTE_MODELS or MODEL_FALLBACKS are set. */
+export function gatewayEngine(config: Config, local: Engine, metrics?: Metrics): Engine {
+  const r = config.remote;
+  if (r.routes.length === 0 && r.fallbacks.size === 0) return local;
+  return createRoutingEngine(local, {
+    routes: r.routes,
+    fallbacks: r.fallbacks,
+    timeoutMs: r.timeoutMs,
+    retries: r.retries,
+    healthIntervalMs: r.healthIntervalMs,
+    token: r.token,
+    ...(metrics ? { onRequest: (endpoint: string, outcome: string) => metrics.remoteRequests.inc({ endpoint, outcome }) } : {}),
+  });
+}
+
+async function defaultEngine(config: Config, metrics: Metrics): Promise<Engine> {
+  return gatewayEngine(config, localEngine(config), metrics);
 }

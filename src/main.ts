@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
-import { createDeps } from './deps.ts';
+import { createDeps, localEngine } from './deps.ts';
+import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
 
 async function main(): Promise<void> {
@@ -12,6 +13,19 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  if (config.role === 'inference') {
+    const engine = localEngine(config);
+    await engine.refresh?.();
+    const node = await buildInferenceNode({
+      engine,
+      token: config.remote.token,
+      bodyLimitBytes: config.bodyLimitBytes,
+      logLevel: config.logLevel,
+    });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void node.close().then(() => process.exit(0)));
+    await node.listen({ port: config.port, host: config.host });
+    return;
   }
   const deps = await createDeps(config);
   // Until Redis answers, limits are counted per process (the insurance limiter); wait briefly for it.

@@ -4,6 +4,7 @@ import { registerContactRoutes } from './contact/routes.ts';
 import type { Deps } from './deps-types.ts';
 import { registerKeyRoutes } from './keys/routes.ts';
 import { registerSystemRoutes } from './system/routes.ts';
+import { registerMetricsRoute } from './metrics/http.ts';
 import { registerOAuthRoutes } from './oauth/routes.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
 import { registerIdentityRoutes } from './identity/routes.ts';
@@ -18,6 +19,7 @@ import { registerWebRoutes } from './web/routes.ts';
 /** Every feature's routes and every declared operation, in one place (the composition layer, above http/). */
 export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerSystemRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   registerAccountRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerContactRoutes(app, deps);

@@ -72,9 +72,21 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
 }
 
 /** Periodically releases holds left behind by a process that died mid-call. */
-export function startHoldSweeper(ctx: MeterCtx, onError: (err: unknown) => void): { stop(): void } {
+export function startHoldSweeper(
+  ctx: MeterCtx,
+  onError: (err: unknown) => void,
+  /** After each run: holds released, or null when the run failed. */
+  onSweep?: (released: number | null) => void,
+): { stop(): void } {
   const every = Math.max(1000, Math.min(30_000, holdTtlMs(ctx.config)));
-  const run = () => sweepExpiredHolds(ctx.database.db, ctx.clock.now()).catch(onError);
+  const run = () =>
+    sweepExpiredHolds(ctx.database.db, ctx.clock.now()).then(
+      (released) => onSweep?.(released),
+      (err: unknown) => {
+        onSweep?.(null);
+        onError(err);
+      },
+    );
   void run();
   const timer = setInterval(run, every);
   timer.unref();

@@ -3,7 +3,7 @@ import { Piscina } from 'piscina';
 import { filesStamp, NOT_DOWNLOADED } from './files.ts';
 import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
-import { EngineError, type Engine, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
+import { EngineError, type Engine, type EngineOptionsPerJob, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
 
@@ -84,7 +84,7 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
-    async forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]> {
+    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]> {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
@@ -96,17 +96,26 @@ export function createEngine(options: EngineOptions): Engine {
       const signal = opts?.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
       let result: WorkerResult;
       inFlight++;
+      const queuedAt = Date.now();
       try {
-        result = await pool.run({ job, env }, { name: 'runTask', signal });
+        result = await pool.run({ job, env, queuedAt }, { name: 'runTask', signal });
       } catch (err) {
+        // A killed job's timing is unknown beyond its total time: count it all as running.
+        opts?.onTiming?.({ queueMs: 0, runMs: Date.now() - queuedAt });
         if (timeout.aborted) throw new EngineError('timeout', `the job did not finish within ${options.timeoutMs} ms`);
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {
         inFlight--;
       }
+      if (result.timing) opts?.onTiming?.(result.timing);
       if (!result.ok) throw new EngineError(result.kind, result.message, result.seriesIndex, result.field);
       return result.forecasts;
+    },
+
+    stats() {
+      const waiting = Math.min(inFlight, pool.queueSize);
+      return { running: inFlight - waiting, waiting };
     },
 
     async close(): Promise<void> {

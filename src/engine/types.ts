@@ -87,13 +87,27 @@ export class EngineError extends Error {
   }
 }
 
+/** Where a job's time went: waiting for a worker, then running on it (milliseconds). */
+export interface JobTiming {
+  queueMs: number;
+  runMs: number;
+}
+
+export interface EngineOptionsPerJob {
+  signal?: AbortSignal;
+  /** Called once the job has run (successfully or not), when the engine knows its timing. */
+  onTiming?: (timing: JobTiming) => void;
+}
+
 export interface Engine {
   /** Every model the engine knows, available or not. */
   models(): ModelInfo[];
   /** Re-checks which models are available (verifies downloaded files); run at start-up. */
   refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */
-  forecast(job: ForecastJob, opts?: { signal?: AbortSignal }): Promise<SeriesForecast[]>;
+  forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  /** Jobs admitted and not finished: running on a worker, and waiting for one. */
+  stats?(): { running: number; waiting: number };
   close(): Promise<void>;
 }
 

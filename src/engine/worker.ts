@@ -1,26 +1,32 @@
 import { MODEL_IMPLS } from './registry.ts';
-import { EngineError, type EngineErrorKind, type ForecastJob, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
+import { EngineError, type EngineErrorKind, type ForecastJob, type JobTiming, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
 
 /** What the pool sends a worker thread. */
 export interface WorkerTask {
   job: ForecastJob;
   env: ModelEnv;
+  /** Date.now() when the job was handed to the pool (threads share the clock): gives the queue wait. */
+  queuedAt?: number;
 }
 
 /** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
-export type WorkerResult =
+export type WorkerResult = (
   | { ok: true; forecasts: SeriesForecast[] }
-  | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number; field?: EngineError['field'] };
+  | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number; field?: EngineError['field'] }
+) & { timing?: JobTiming };
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
-  return async ({ job, env }) => {
+  return async ({ job, env, queuedAt }) => {
+    const started = Date.now();
+    const timing = (): JobTiming => ({ queueMs: queuedAt === undefined ? 0 : Math.max(0, started - queuedAt), runMs: Date.now() - started });
     try {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       validateJob(job);
-      return { ok: true, forecasts: await impl.forecast(job, env) };
+      const forecasts = await impl.forecast(job, env);
+      return { ok: true, forecasts, timing: timing() };
     } catch (err) {
       if (err instanceof EngineError) {
         return {
@@ -29,9 +35,10 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
           message: err.message,
           ...(err.seriesIndex !== undefined ? { seriesIndex: err.seriesIndex } : {}),
           ...(err.field !== undefined ? { field: err.field } : {}),
+          timing: timing(),
         };
       }
-      return { ok: false, kind: 'failed', message: err instanceof Error ? err.message : String(err) };
+      return { ok: false, kind: 'failed', message: err instanceof Error ? err.message : String(err), timing: timing() };
     }
   };
 }

@@ -10,6 +10,7 @@ import { sendRestError } from './errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
+import { registerMetricsHook } from '../metrics/http.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -102,6 +103,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     for (const m of methods) routeSchemas.set(`${m} ${route.url}`, route.schema);
   });
 
+  registerMetricsHook(app, deps);
   registerAuthHook(app, deps);
   registerRateLimitHook(app, deps);
   return app;

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# The service image: one image for gateways (default) and inference nodes (ROLE=inference).
+# Build: docker build -t tsfm .   Run: docker run -p 8000:8000 -v tsfm-data:/data tsfm
+
+# Stage 1: production dependencies only (no compilers needed: native addons are N-API prebuilds).
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Stage 2: the runtime, as the unprivileged `node` user.
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8000 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+COPY cli ./cli
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "const p=process.env.ROLE==='inference'?'/v2/health/ready':'/healthz';fetch('http://127.0.0.1:'+(process.env.PORT||8000)+p).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "src/main.ts"]
