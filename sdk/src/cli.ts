@@ -13,7 +13,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_BASE_URL, MAX_PER_CALL, TsfmClient, type ForecastParameters } from './client.ts';
 import { TsfmError } from './errors.ts';
-import { forecastRows, InputError, parseSeries, rowsToCsv } from './tabular.ts';
+import { forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
 
 const VERSION = '0.1.0';
 
@@ -250,7 +250,7 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
     )
     .option('-m, --model <id>', 'model id (with --ensemble: comma-separated candidates)', 'auto-ets')
     .requiredOption('-H, --horizon <n>', 'steps to forecast', positiveInt('--horizon'))
-    .option('-f, --freq <code>', 'frequency, pandas style (D, h, W, MS, QS, ...): gives timestamps to the rows')
+    .option('-f, --freq <code>', 'frequency, pandas style (D, h, W, MS, QS, ...); inferred from regular ds when omitted')
     .option('-q, --quantiles <levels>', 'quantile levels, comma-separated', quantileList, [0.1, 0.5, 0.9])
     .option('--ensemble', 'blend the best models by a hold-out backtest (/v1/forecast/ensemble)')
     .addOption(new Option('--input-format <format>', 'input format (default: from the file name, else from the content)').choices(['csv', 'json']))
@@ -276,7 +276,16 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
         const ext = (p: string | undefined) => (p ? extname(p).slice(1).toLowerCase() : '');
         const inFormat = o.inputFormat ?? (ext(file) === 'json' ? 'json' : ext(file) === 'csv' ? 'csv' : 'auto');
         const set = parseSeries(await readText(file), inFormat);
-        const parameters: ForecastParameters = { prediction_length: o.horizon, quantile_levels: o.quantiles, ...(o.freq ? { frequency: o.freq } : {}) };
+        let freq = o.freq;
+        if (!freq && set.stamps && set.stamps.length > 0) {
+          freq = inferFrequency(set) ?? undefined;
+          io.err(
+            freq
+              ? `frequency inferred from ds: ${freq} (--freq to override)\n`
+              : 'the ds steps are irregular: pass --freq for forecast timestamps (rows get step numbers)\n',
+          );
+        }
+        const parameters: ForecastParameters = { prediction_length: o.horizon, quantile_levels: o.quantiles, ...(freq ? { frequency: freq } : {}) };
         const onProgress = progressReporter(set.inputs.length, io);
         const chunking = { concurrency: o.concurrency, ...(onProgress ? { onProgress } : {}) };
         const response = o.ensemble

@@ -18,6 +18,8 @@ export interface SeriesSet {
   ids: string[];
   /** Every ds was a plain date (YYYY-MM-DD): midnight timestamps are printed as dates too. */
   dateOnly?: boolean;
+  /** The sorted ds of each series, when the input had them. */
+  stamps?: string[][];
 }
 
 const MISSING = new Set(['', 'na', 'nan', 'null', 'none']);
@@ -53,6 +55,7 @@ function group(rows: Row[]): SeriesSet {
   }
   const inputs: ForecastInput[] = [];
   const ids: string[] = [];
+  const stamps: string[][] = [];
   for (const [id, list] of byId) {
     const dated = list.every((r) => r.ds !== null);
     if (!dated && list.some((r) => r.ds !== null)) throw new InputError(`series ${id}: some rows have a ds and some do not`);
@@ -70,11 +73,12 @@ function group(rows: Row[]): SeriesSet {
       list.splice(0, list.length, ...keyed.map((k) => k.r));
     }
     ids.push(id);
+    if (dated) stamps.push(list.map((r) => r.ds ?? ''));
     inputs.push({ target: list.map((r) => r.y), item_id: id, ...(dated ? { start: list[0]?.ds ?? null } : {}) });
   }
   if (inputs.length === 0) throw new InputError('the input holds no series');
   const dateOnly = rows.length > 0 && rows.every((r) => r.ds !== null && /^\d{4}-\d{2}-\d{2}$/.test(r.ds));
-  return { inputs, ids, dateOnly };
+  return { inputs, ids, dateOnly, stamps };
 }
 
 function fromCsv(text: string): SeriesSet {
@@ -139,6 +143,61 @@ function fromJson(text: string): SeriesSet {
     );
   }
   throw new InputError('JSON input must be an array of numbers, an array of {unique_id, ds, y} records, {target, start} or {inputs: [...]}');
+}
+
+const SECOND = 1000;
+const FIXED: [number, string][] = [
+  [7 * 86_400 * SECOND, 'W'],
+  [86_400 * SECOND, 'D'],
+  [3600 * SECOND, 'h'],
+  [60 * SECOND, 'min'],
+  [SECOND, 's'],
+];
+
+/**
+ * The pandas-style frequency of the first series with at least 3 timestamps, when its steps are
+ * regular: fixed steps (`D`, `2h`, `15min`, `W`), or month/quarter/year starts (`MS`, `QS`, `YS`)
+ * or ends (`M`, `Q`, `Y`); null when the steps are irregular or there are no timestamps.
+ */
+export function inferFrequency(set: SeriesSet): string | null {
+  const stamps = set.stamps?.find((s) => s.length >= 3);
+  return stamps ? frequencyOf(stamps) : null;
+}
+
+/** The frequency of one series' sorted timestamps (see inferFrequency). */
+export function frequencyOf(stamps: string[]): string | null {
+  if (stamps.length < 3) return null;
+  const t = stamps.map((s) => Date.parse(s));
+  if (t.some(Number.isNaN)) return null;
+  return calendarFrequency(t) ?? fixedFrequency(t);
+}
+
+/** Month, quarter or year starts or ends (checked first: Jul 1, Aug 1, Sep 1 is MS, not 31D). */
+function calendarFrequency(t: number[]): string | null {
+  const dates = t.map((x) => new Date(x));
+  const midnight = dates.every((d) => d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0 && d.getUTCMilliseconds() === 0);
+  if (!midnight) return null;
+  const starts = dates.every((d) => d.getUTCDate() === 1);
+  const ends = dates.every((d) => new Date(d.getTime() + 86_400 * SECOND).getUTCDate() === 1);
+  if (!starts && !ends) return null;
+  const monthIndex = dates.map((d) => d.getUTCFullYear() * 12 + d.getUTCMonth());
+  const k = (monthIndex[1] ?? 0) - (monthIndex[0] ?? 0);
+  if (k < 1 || !monthIndex.slice(1).every((m, i) => m - (monthIndex[i] ?? 0) === k)) return null;
+  const suffix = starts ? 'S' : '';
+  if (k % 12 === 0) return `${k === 12 ? '' : k / 12}Y${suffix}`;
+  if (k % 3 === 0) return `${k === 3 ? '' : k / 3}Q${suffix}`;
+  return `${k === 1 ? '' : k}M${suffix}`;
+}
+
+/** Equal steps of whole weeks, days, hours, minutes or seconds. */
+function fixedFrequency(t: number[]): string | null {
+  const steps = t.slice(1).map((x, i) => x - (t[i] ?? 0));
+  const first = steps[0] ?? 0;
+  if (first <= 0 || !steps.every((d) => d === first)) return null;
+  for (const [unit, code] of FIXED) {
+    if (first % unit === 0) return first === unit ? code : `${first / unit}${code}`;
+  }
+  return null;
 }
 
 /** Reads series from CSV or JSON text (`auto` looks at the first character). */

@@ -1,8 +1,8 @@
-import type { FastifyReply } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import type { ZApp } from '../http/types.ts';
-import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { principalOf } from '../http/auth.ts';
+import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import { iso } from '../shared/clock.ts';
 import {
   ForgotPasswordRequest,
@@ -18,20 +18,11 @@ import {
 import * as accounts from './service.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
-  const setSessionCookie = (reply: FastifyReply, token: string, expiresAt: number) =>
-    reply.setCookie(SESSION_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: deps.config.cookieSecure,
-      path: '/',
-      expires: new Date(expiresAt),
-    });
-
   app.post('/api/auth/register', {
     schema: { operationId: 'registerUser', tags: ['auth'], body: RegisterRequest, response: { 200: SessionResponse, ...errors(409, 422, 429) } },
     handler: async (req, reply) => {
       const s = await accounts.register(deps, req.body, req.ip, deps.accountCreatedHooks);
-      setSessionCookie(reply, s.token, s.expires_at);
+      setSessionCookie(reply, deps.config, s.token, s.expires_at);
       return { token: s.token, expires_at: iso(s.expires_at), user: s.user };
     },
   });
@@ -40,7 +31,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'loginUser', tags: ['auth'], body: LoginRequest, response: { 200: SessionResponse, ...errors(401, 422, 429) } },
     handler: async (req, reply) => {
       const s = await accounts.login(deps, req.body, req.ip);
-      setSessionCookie(reply, s.token, s.expires_at);
+      setSessionCookie(reply, deps.config, s.token, s.expires_at);
       return { token: s.token, expires_at: iso(s.expires_at), user: s.user };
     },
   });
@@ -50,7 +41,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'logoutUser', tags: ['auth'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
     handler: async (req, reply) => {
       await accounts.logout(deps, principalOf(req));
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(reply);
       return { ok: true as const, message: 'Signed out' };
     },
   });
@@ -82,7 +73,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     schema: { operationId: 'deleteAccountMe', tags: ['account'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
     handler: async (req, reply) => {
       await accounts.deleteMe(deps, principalOf(req));
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(reply);
       return { ok: true as const, message: 'Account and all its data deleted' };
     },
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Email, Password } from '../http/schemas.ts';
+import { Email, Password } from '../shared/schemas.ts';
 
 export const PublicUserSchema = z
   .object({

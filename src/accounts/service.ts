@@ -36,36 +36,65 @@ async function checkCaptcha(ctx: Ctx, response: string | null | undefined, ip: s
   }
 }
 
-export async function register(ctx: Ctx, input: RegisterInput, ip: string, onCreated: AccountCreatedHook[] = []): Promise<SessionResult> {
-  await checkCaptcha(ctx, input.captcha_response, ip);
-  const email = normaliseEmail(input.email);
+/** What a new account is made of; everything else takes its default. */
+export interface NewUser {
+  email: string;
+  name: string | null;
+  password_hash: string | null;
+  ref?: string | null | undefined;
+  accepted_data_terms_version?: string | null | undefined;
+  accepted_free_tier_data_terms?: boolean | null | undefined;
+  analytics_distinct_id?: string | null | undefined;
+}
+
+/**
+ * The one way an account is created (registration, sign-in with a provider): the row with its
+ * defaults and role, then the account-created hooks (free credits) and the caller's own writes
+ * (`alsoInTransaction`, e.g. the linked identity), all in one transaction. A duplicate e-mail
+ * surfaces as the database's unique violation (the caller decides what it means).
+ */
+export async function createUser(
+  ctx: Pick<Ctx, 'database' | 'config' | 'clock'>,
+  fields: NewUser,
+  hooks: readonly AccountCreatedHook[],
+  alsoInTransaction?: (trx: Deps['database']['db'], user: UserRow) => Promise<void>,
+): Promise<UserRow> {
+  const email = normaliseEmail(fields.email);
   const now = ctx.clock.now();
-  const passwordHash = await hashPassword(input.password);
   const user: UserRow = {
     id: newId('usr'),
     email,
-    name: input.name ?? null,
-    password_hash: passwordHash,
+    name: fields.name,
+    password_hash: fields.password_hash,
     role: ctx.config.adminEmails.has(email) ? 'admin' : 'user',
-    ref: input.ref ?? null,
-    accepted_data_terms_version: input.accepted_data_terms_version ?? null,
-    accepted_free_tier_data_terms: input.accepted_free_tier_data_terms == null ? null : input.accepted_free_tier_data_terms ? 1 : 0,
-    analytics_distinct_id: input.analytics_distinct_id ?? null,
+    ref: fields.ref ?? null,
+    accepted_data_terms_version: fields.accepted_data_terms_version ?? null,
+    accepted_free_tier_data_terms: fields.accepted_free_tier_data_terms == null ? null : fields.accepted_free_tier_data_terms ? 1 : 0,
+    analytics_distinct_id: fields.analytics_distinct_id ?? null,
     service_improvement_opt_in: 0,
     created_at: now,
     updated_at: now,
   };
+  await ctx.database.db.transaction().execute(async (trx) => {
+    await trx.insertInto('users').values(user).execute();
+    for (const hook of hooks) await hook(trx, user);
+    await alsoInTransaction?.(trx, user);
+  });
+  return user;
+}
+
+export async function register(ctx: Ctx, input: RegisterInput, ip: string, onCreated: AccountCreatedHook[] = []): Promise<SessionResult> {
+  await checkCaptcha(ctx, input.captcha_response, ip);
+  const passwordHash = await hashPassword(input.password);
+  let user: UserRow;
   try {
-    await ctx.database.db.transaction().execute(async (trx) => {
-      await trx.insertInto('users').values(user).execute();
-      for (const hook of onCreated) await hook(trx, user);
-    });
+    user = await createUser(ctx, { ...input, name: input.name ?? null, password_hash: passwordHash }, onCreated);
   } catch (err) {
     // The unique index decides between two simultaneous registrations: one row, one 409.
     if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this e-mail already exists');
     throw err;
   }
-  const s = await createSession(ctx.database.db, user.id, now, ctx.config.sessionTtlMs);
+  const s = await createSession(ctx.database.db, user.id, user.created_at, ctx.config.sessionTtlMs);
   return { token: s.token, expires_at: s.expiresAt, user: toPublicUser(user) };
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { findAccounts, grantCredits, listAdjustments, resetUsage } from './service.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUTH_ERRORS } from '../http/schemas.ts';
+import { AUTH_ERRORS } from '../shared/schemas.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
 import { BillingSummary } from './schemas.ts';
 import { billingSummary } from './service.ts';

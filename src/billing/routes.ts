@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { AppError } from '../shared/errors.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { donePage, localPage } from './pages.ts';
 import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './providers/local.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
-import { errors } from '../http/schemas.ts';
+import { errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import type { CatalogModel } from './catalog.ts';
 import { CatalogModelSchema, ModelIdParams, OrgNameParams } from './schemas.ts';

@@ -75,6 +75,11 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     models: () => impls.map(info),
 
+    model(id: string): ModelInfo | undefined {
+      const impl = byId.get(id);
+      return impl ? info(impl) : undefined;
+    },
+
     async refresh(): Promise<void> {
       await Promise.all(
         impls.map((impl) => {

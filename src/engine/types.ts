@@ -102,6 +102,8 @@ export interface EngineOptionsPerJob {
 export interface Engine {
   /** Every model the engine knows, available or not. */
   models(): ModelInfo[];
+  /** One model by id (its own files checked only; the sha256 verdict is cached); undefined when unknown. */
+  model?(id: string): ModelInfo | undefined;
   /** Re-checks which models are available (verifies downloaded files); run at start-up. */
   refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBody } from '../http/schemas.ts';
+import { ErrorBody } from '../shared/schemas.ts';
 
 /** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
 export const LIMITS = {

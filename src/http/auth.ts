@@ -3,7 +3,9 @@ import { resolveCredential, type Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
 
-export const SESSION_COOKIE = 'tsfm_session';
+import { SESSION_COOKIE } from './cookies.ts';
+
+export { SESSION_COOKIE };
 
 /** Per-route authentication requirement, declared in the route's `config.auth`. */
 export type AuthMode = 'public' | 'optional' | 'user' | 'admin';

@@ -2,10 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
-import { CLIENT_HEADER_DOC, usageSourceOf } from '../usage/source.ts';
+import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
-import { errors } from './schemas.ts';
+import { errors } from '../shared/schemas.ts';
 import type { ZApp } from './types.ts';
 
 type InputPart = 'body' | 'querystring' | 'params';
@@ -52,7 +52,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           principal: op.auth === 'public' ? null : principal,
           credential: () => credentialFrom(req),
           requestId: req.id,
-          source: op.spendsCredits && principal ? usageSourceOf(req, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
+          source: op.spendsCredits && principal ? usageSourceOf(req.headers, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
           reportError: (err, id) => restItemReport(err, id, req.log),
         };
         return op.run({ deps, caller, input: inputOf(req, part) });

@@ -2,9 +2,10 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
-import { principalOf, SESSION_COOKIE } from '../http/auth.ts';
+import { principalOf } from '../http/auth.ts';
+import { SESSION_COOKIE, setSessionCookie } from '../http/cookies.ts';
 import { notFound } from '../shared/errors.ts';
-import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { buildProviders } from './providers.ts';
 import { completeSignIn, DEFAULT_NEXT, listIdentities, SignInError, startSignIn, unlinkIdentity } from './service.ts';
@@ -75,13 +76,7 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
       const current = new URL(req.url, deps.config.publicBaseUrl);
       try {
         const r = await completeSignIn(deps, p, req.query, req.cookies?.[STATE_COOKIE], current);
-        reply.setCookie(SESSION_COOKIE, r.session.token, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: deps.config.cookieSecure,
-          path: '/',
-          expires: new Date(r.session.expiresAt),
-        });
+        setSessionCookie(reply, deps.config, r.session.token, r.session.expiresAt);
         return reply.clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX }).header('cache-control', 'no-store').redirect(r.next, 302);
       } catch (err) {
         if (err instanceof SignInError) {

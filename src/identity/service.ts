@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Principal } from '../accounts/credentials.ts';
-import type { AccountCreatedHook } from '../accounts/service.ts';
+import { createUser } from '../accounts/service.ts';
 import { createSession } from '../accounts/sessions.ts';
 import { findUserByEmail, normaliseEmail, type UserRow } from '../accounts/users.ts';
 import { isUniqueViolation } from '../db/index.ts';
@@ -166,28 +166,10 @@ async function findOrCreateUser(ctx: IdentityCtx, provider: string, p: ProviderP
       await db.insertInto('oauth_identities').values(identity(existing.id)).execute();
       return existing;
     }
-    const user: UserRow = {
-      id: newId('usr'),
-      email,
-      name: p.name,
-      password_hash: null,
-      role: ctx.config.adminEmails.has(email) ? 'admin' : 'user',
-      ref: null,
-      accepted_data_terms_version: null,
-      accepted_free_tier_data_terms: null,
-      analytics_distinct_id: null,
-      service_improvement_opt_in: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    // Same treatment as register: the account-created hooks (free credits) run in the creating transaction.
-    const hooks: AccountCreatedHook[] = ctx.accountCreatedHooks;
-    await db.transaction().execute(async (trx) => {
-      await trx.insertInto('users').values(user).execute();
-      for (const hook of hooks) await hook(trx, user);
+    // Same path as register: the account-created hooks (free credits) and the identity, one transaction.
+    return await createUser(ctx, { email, name: p.name, password_hash: null }, ctx.accountCreatedHooks, async (trx, user) => {
       await trx.insertInto('oauth_identities').values(identity(user.id)).execute();
     });
-    return user;
   } catch (err) {
     // A simultaneous sign-in or registration won the race: look again once.
     if (isUniqueViolation(err) && !retried) return findOrCreateUser(ctx, provider, p, linkUserId, true);

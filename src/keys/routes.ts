@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTH_ERRORS, errors, Ok } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { CreatedKey, CreateKeyRequest, KeyRecord } from './schemas.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.ts';

@@ -1,4 +1,4 @@
-import { AUTH_ERRORS } from '../http/schemas.ts';
+import { AUTH_ERRORS } from '../shared/schemas.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
 import { UsageSummary, UsageWindow } from './schemas.ts';
 import { usageSummary } from './service.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { AUTH_ERRORS, errors } from '../http/schemas.ts';
+import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { UsageEvent, Window } from './schemas.ts';
 import { deleteUsage, listUsage } from './service.ts';

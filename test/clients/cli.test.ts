@@ -140,13 +140,15 @@ describe('tsfm CLI as a process against the real server', () => {
     const r = await run(['forecast', input, '-m', 'echo-last', '-H', '1', '-o', output, '--concurrency', '2'], env);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /forecast: 150\/150 series/);
+    assert.match(r.stderr, /frequency inferred from ds: D/);
     assert.equal((r.stderr.match(/^forecast: \d+\/150 series$/gm) ?? []).length, 3);
     assert.match(r.stderr, /wrote 150 rows/);
-    const rows = JSON.parse(readFileSync(output, 'utf8')) as { unique_id: string; mean: number }[];
-    rows.forEach((row, i) => {
+    const rows = JSON.parse(readFileSync(output, 'utf8')) as { unique_id: string; ds: string; mean: number }[];
+    for (const [i, row] of rows.entries()) {
       assert.equal(row.unique_id, `id${String(i).padStart(3, '0')}`);
       assert.equal(row.mean, i);
-    });
+      assert.equal(row.ds, '2024-01-04');
+    }
     const requests = (s: string) => (JSON.parse(s) as { totals: { requests: number } }).totals.requests;
     const u = await run(['usage', '--json'], env);
     assert.equal(requests(u.stdout) - requests(before), 3);

@@ -92,6 +92,14 @@ class LiveTests(unittest.TestCase):
         self.assertEqual(progress, [(0, 150), (64, 150), (128, 150), (150, 150)])
         self.assertEqual(self.client.usage()["totals"]["requests"] - before, 3)
 
+    def test_ensemble_names_the_column_ensemble(self):
+        rows = [{"unique_id": "load", "ds": f"2024-01-{d + 1:02d}", "y": float(10 + d % 4)} for d in range(24)]
+        out = self.client.forecast(rows, h=2, freq="D", ensemble=True, models=["echo-last", "echo-short"])
+        records = out.to_dict("records") if pd is not None else out
+        self.assertEqual([r["unique_id"] for r in records], ["load", "load"])
+        self.assertEqual(records[0]["ensemble"], 13.0)
+        self.assertEqual(str(records[0]["ds"])[:10], "2024-01-25")
+
     def test_forecast_batch_splits_requests(self):
         reqs = [{"model": "no-such-model" if i == 3 else "echo-last", "inputs": [{"target": [1, 2, i]}], "parameters": {"prediction_length": 1}} for i in range(70)]
         items = self.client.forecast_batch(reqs)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp } from '../helpers/app.ts';
-import { balanceOf, booksOf, forecast, ONE_CREDIT } from './helpers.ts';
+import { balanceOf, booksOf, forecast, ONE_CREDIT } from '../billing/helpers.ts';
 
 describe(`usage API and cost report (${DB_KIND})`, () => {
   let t: TestApp;

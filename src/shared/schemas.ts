@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../shared/errors.ts';
+import { ERROR_CODES } from './errors.ts';
 
 export const ErrorBody = z.object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish() }).meta({ id: 'ErrorResponseBody' });
 

@@ -7,7 +7,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createKey, DB_KIND, registerUser, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, RecordingMeter, type ListeningApp } from '../helpers/listen.ts';
-import { submitAuthorize } from './flow.ts';
+import { submitAuthorize } from '../oauth/flow.ts';
 
 const REDIRECT = 'http://127.0.0.1:65531/oauth/callback';
 
