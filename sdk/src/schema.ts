@@ -874,8 +874,10 @@ export interface components {
         ErrorResponseBodyInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
         };
         HTTPValidationErrorInput: {
             detail: {
@@ -887,6 +889,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
         };
         AccountUserInput: {
             id: string;
@@ -1023,6 +1027,7 @@ export interface components {
             label: string;
         };
         ValidateCredentialRequestInput: {
+            /** @description Key to check (tsfm_…); default: the credential of the call. */
             api_key?: string | null;
         };
         ValidateCredentialResponseInput: {
@@ -1111,15 +1116,19 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
             } | null;
+            /** @description Name → values for the forecast steps. */
             future_covariates?: {
                 [key: string]: number[];
             } | null;
+            /** @description Name → one number for the series. */
             static_covariates?: {
                 [key: string]: number;
             } | null;
+            /** @description Echoed back in the output (item_id, …). */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1127,23 +1136,36 @@ export interface components {
             item_id?: string | number | null;
         };
         ForecastParametersInput: {
-            /** @default 24 */
+            /**
+             * @description Steps to forecast (the horizon, "h"). Default 24.
+             * @default 24
+             */
             prediction_length?: number;
+            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
             frequency?: string | null;
             /** @description Alias of frequency. */
             freq?: string | null;
+            /** @description Default [0.1, 0.5, 0.9]. */
             quantile_levels?: number[] | null;
             /** @description Alias of quantile_levels. */
             quantiles?: number[] | null;
+            /** @description Use only the last N points. */
             context_length?: number | null;
+            /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
+            /** @description Accepted for compatibility; not used. */
             top_p?: number | null;
         };
         ForecastRequestInput: {
+            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
             model: string;
+            /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInputInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description Echoed back in the response. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1188,8 +1210,10 @@ export interface components {
         ForecastBatchItemErrorInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
             status: number;
             detail?: {
                 [key: string]: unknown;
@@ -1209,18 +1233,28 @@ export interface components {
             data: components["schemas"]["ForecastBatchItemBodyInput"][];
         };
         EnsembleForecastRequestInput: {
+            /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInputInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description Candidate model ids (default: every available model but the baselines). */
             models?: string[] | null;
+            /** @description At most this many candidates. */
             max_models?: number | null;
+            /** @description Most credits to spend (backtests + final forecasts). */
             budget?: number | null;
-            /** @default 3 */
+            /**
+             * @description Best models blended.
+             * @default 3
+             */
             top_n?: number;
             /**
+             * @description Backtest score used to rank.
              * @default smape
              * @enum {string}
              */
             scoring_metric?: "smape" | "mase" | "crps";
+            /** @description Echoed back. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1488,8 +1522,10 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
         };
         HTTPValidationError: {
             detail: {
@@ -1501,6 +1537,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
         };
         AccountUser: {
             id: string;
@@ -1641,6 +1679,7 @@ export interface components {
             label: string;
         };
         ValidateCredentialRequest: {
+            /** @description Key to check (tsfm_…); default: the credential of the call. */
             api_key?: string | null;
         };
         ValidateCredentialResponse: {
@@ -1729,15 +1768,19 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
             } | null;
+            /** @description Name → values for the forecast steps. */
             future_covariates?: {
                 [key: string]: number[];
             } | null;
+            /** @description Name → one number for the series. */
             static_covariates?: {
                 [key: string]: number;
             } | null;
+            /** @description Echoed back in the output (item_id, …). */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1745,23 +1788,36 @@ export interface components {
             item_id?: string | number | null;
         };
         ForecastParameters: {
-            /** @default 24 */
+            /**
+             * @description Steps to forecast (the horizon, "h"). Default 24.
+             * @default 24
+             */
             prediction_length: number;
+            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
             frequency?: string | null;
             /** @description Alias of frequency. */
             freq?: string | null;
+            /** @description Default [0.1, 0.5, 0.9]. */
             quantile_levels?: number[] | null;
             /** @description Alias of quantile_levels. */
             quantiles?: number[] | null;
+            /** @description Use only the last N points. */
             context_length?: number | null;
+            /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
+            /** @description Accepted for compatibility; not used. */
             top_p?: number | null;
         };
         ForecastRequest: {
+            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
             model: string;
+            /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Echoed back in the response. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1806,8 +1862,10 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
             status: number;
             detail?: {
                 [key: string]: unknown;
@@ -1827,18 +1885,28 @@ export interface components {
             data: components["schemas"]["ForecastBatchItemBody"][];
         };
         EnsembleForecastRequest: {
+            /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Candidate model ids (default: every available model but the baselines). */
             models?: string[] | null;
+            /** @description At most this many candidates. */
             max_models?: number | null;
+            /** @description Most credits to spend (backtests + final forecasts). */
             budget?: number | null;
-            /** @default 3 */
+            /**
+             * @description Best models blended.
+             * @default 3
+             */
             top_n: number;
             /**
+             * @description Backtest score used to rank.
              * @default smape
              * @enum {string}
              */
             scoring_metric: "smape" | "mase" | "crps";
+            /** @description Echoed back. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -2987,6 +3055,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Model id, e.g. auto-ets (from listModels). */
                 modelId: string;
             };
             cookie?: never;
@@ -3385,11 +3454,16 @@ export interface operations {
     listModels: {
         parameters: {
             query?: {
+                /** @description Text to find in id, name or description. */
                 q?: string;
+                /** @description e.g. forecast. */
                 task?: string;
+                /** @description e.g. quantiles, samples, multivariate. */
                 capability?: string;
+                /** @description e.g. ibm-granite. */
                 provider?: string;
-                available?: "true" | "false";
+                /** @description Only models that can run now (true) or not (false). */
+                available?: boolean | ("true" | "false");
             };
             header?: never;
             path?: never;
@@ -3422,6 +3496,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Model id, e.g. auto-ets (from listModels). */
                 modelId: string;
             };
             cookie?: never;

@@ -1,4 +1,5 @@
 import type { Engine, ModelInfo } from '../engine/types.ts';
+import { unknownModelMessage } from '../shared/suggest.ts';
 import { AppError } from '../shared/errors.ts';
 import { priceOf, type Price } from './pricing.ts';
 
@@ -76,7 +77,14 @@ export class Catalog {
    */
   get(id: string): CatalogModel {
     const info = this.engine.model ? this.engine.model(id) : this.engine.models().find((m) => m.id === id);
-    if (!info) throw new AppError('model_not_found', `Model '${id}' is not in the catalog`);
+    if (!info)
+      throw new AppError(
+        'model_not_found',
+        unknownModelMessage(
+          id,
+          this.engine.models().map((m) => m.id),
+        ),
+      );
     return this.toRecord(info);
   }
 

@@ -16,7 +16,7 @@ export const catalogOperations = [
     errors: [422],
     spendsCredits: false,
     run: async ({ deps, input }) => ({
-      models: deps.catalog.list({ ...input, available: input.available === undefined ? undefined : input.available === 'true' }),
+      models: deps.catalog.list({ ...input, available: input.available === undefined ? undefined : input.available === true || input.available === 'true' }),
     }),
     summarize: ({ models }) => `${models.length} models: ${models.map((m) => `${m.id}${m.available ? '' : ' (unavailable)'}`).join(', ')}`,
   }),

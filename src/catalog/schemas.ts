@@ -32,13 +32,17 @@ export const CatalogModelSchema = z
 
 export const ModelList = z.object({ models: z.array(CatalogModelSchema) }).meta({ id: 'ModelList' });
 export const ListQuery = z.object({
-  q: z.string().max(200).optional(),
-  task: z.string().max(64).optional(),
-  capability: z.string().max(64).optional(),
-  provider: z.string().max(128).optional(),
-  available: z.enum(['true', 'false']).optional(),
+  q: z.string().max(200).optional().describe('Text to find in id, name or description.'),
+  task: z.string().max(64).optional().describe('e.g. forecast.'),
+  capability: z.string().max(64).optional().describe('e.g. quantiles, samples, multivariate.'),
+  provider: z.string().max(128).optional().describe('e.g. ibm-granite.'),
+  // A query string carries text; an MCP tool call carries a boolean: both are read as a boolean.
+  available: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .optional()
+    .describe('Only models that can run now (true) or not (false).'),
 });
 // Model ids may contain one slash (ibm-granite/granite-timeseries-ttm-r2). The documented route
 // takes the id as one path parameter (a %2F is decoded); a hidden twin takes `org/name` as is.
-export const ModelIdParams = z.object({ modelId: z.string().min(1).max(200) });
+export const ModelIdParams = z.object({ modelId: z.string().min(1).max(200).describe('Model id, e.g. auto-ets (from listModels).') });
 export const OrgNameParams = z.object({ org: z.string().min(1).max(100), name: z.string().min(1).max(100) });

@@ -5,15 +5,16 @@ export const ScoringMetric = z.enum(['smape', 'mase', 'crps']);
 
 export const EnsembleForecastRequest = z
   .object({
-    inputs: z.array(ForecastInput).min(1),
-    parameters: ForecastParameters.nullish(),
-    models: z.array(z.string().min(1).max(200)).min(1).max(50).nullish(),
-    max_models: z.number().int().min(1).nullish(),
-    budget: z.number().int().min(2).nullish(),
-    top_n: z.number().int().min(1).default(3),
-    scoring_metric: ScoringMetric.default('smape'),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    inputs: z.array(ForecastInput).min(1).describe('One entry per series.'),
+    parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
+    models: z.array(z.string().min(1).max(200)).min(1).max(50).nullish().describe('Candidate model ids (default: every available model but the baselines).'),
+    max_models: z.number().int().min(1).nullish().describe('At most this many candidates.'),
+    budget: z.number().int().min(2).nullish().describe('Most credits to spend (backtests + final forecasts).'),
+    top_n: z.number().int().min(1).default(3).describe('Best models blended.'),
+    scoring_metric: ScoringMetric.default('smape').describe('Backtest score used to rank.'),
+    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back.'),
   })
+  .strict()
   .meta({ id: 'EnsembleForecastRequest' });
 export type EnsembleRequestT = z.infer<typeof EnsembleForecastRequest>;
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AUTH_ERRORS } from '../shared/schemas.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
 import { runBatch } from './batch.ts';
@@ -32,6 +33,8 @@ export const forecastOperations = [
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
     spendsCredits: true,
+    mcpExample:
+      '{"model":"auto-ets","inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118],"start":"1949-01-01"}],"parameters":{"prediction_length":6,"frequency":"MS"}}',
     run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     summarize: (r) => forecastSummary(r as ForecastResponse),
   }),
@@ -43,6 +46,8 @@ export const forecastOperations = [
     summary: 'Forecast a batch of requests',
     description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
     input: ForecastBatchRequest,
+    // For MCP the items are typed (a tool's input schema is all a model sees of them).
+    mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
     output: ForecastBatchResponseBody,
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,

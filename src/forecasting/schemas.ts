@@ -23,35 +23,44 @@ export const ForecastInput = z
       .describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.')
       .optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
-    past_covariates: z.record(z.string().max(128), z.array(Value)).nullish(),
-    future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish(),
-    static_covariates: z.record(z.string().max(128), z.number()).nullish(),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    past_covariates: z.record(z.string().max(128), z.array(Value)).nullish().describe('Name → values aligned with target.'),
+    future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish().describe('Name → values for the forecast steps.'),
+    static_covariates: z.record(z.string().max(128), z.number()).nullish().describe('Name → one number for the series.'),
+    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the output (item_id, …).'),
     item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
   })
+  // Unknown fields are refused (422 naming them, with the close known name): a silently ignored
+  // `h` would forecast 24 steps and bill them.
+  .strict()
   .meta({ id: 'ForecastInput' });
 
 export const ForecastParameters = z
   .object({
-    prediction_length: z.number().int().min(1).max(LIMITS.maxPredictionLength).default(24),
-    frequency: z.string().max(32).nullish(),
+    prediction_length: z.number().int().min(1).max(LIMITS.maxPredictionLength).default(24).describe('Steps to forecast (the horizon, "h"). Default 24.'),
+    frequency: z
+      .string()
+      .max(32)
+      .nullish()
+      .describe('Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality.'),
     freq: z.string().max(32).nullish().describe('Alias of frequency.'),
-    quantile_levels: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish(),
+    quantile_levels: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish().describe('Default [0.1, 0.5, 0.9].'),
     quantiles: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish().describe('Alias of quantile_levels.'),
-    context_length: z.number().int().min(1).nullish(),
-    num_samples: z.number().int().min(1).max(LIMITS.maxNumSamples).nullish(),
-    temperature: z.number().nullish(),
-    top_p: z.number().nullish(),
+    context_length: z.number().int().min(1).nullish().describe('Use only the last N points.'),
+    num_samples: z.number().int().min(1).max(LIMITS.maxNumSamples).nullish().describe('Sample paths to return.'),
+    temperature: z.number().nullish().describe('Accepted for compatibility; not used.'),
+    top_p: z.number().nullish().describe('Accepted for compatibility; not used.'),
   })
+  .strict()
   .meta({ id: 'ForecastParameters' });
 
 export const ForecastRequest = z
   .object({
-    model: z.string().min(1).max(200),
-    inputs: z.array(ForecastInput).min(1),
-    parameters: ForecastParameters.nullish(),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    model: z.string().min(1).max(200).describe('Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo.'),
+    inputs: z.array(ForecastInput).min(1).describe('One entry per series.'),
+    parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
+    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the response.'),
   })
+  .strict()
   .meta({ id: 'ForecastRequest' });
 export type ForecastRequestT = z.infer<typeof ForecastRequest>;
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
@@ -60,7 +61,16 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     defaultJson(req, text, (err, value) => {
-      if (err) return done(new BodyParseError(), undefined);
+      if (err) {
+        // The safe parser's message says only "not valid JSON"; JSON.parse's says where (line, column).
+        let where = err.message;
+        try {
+          JSON.parse(text);
+        } catch (e) {
+          if (e instanceof Error) where = e.message;
+        }
+        return done(new BodyParseError(where), undefined);
+      }
       done(null, value);
     });
   });
@@ -72,8 +82,29 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
+  // A second router holding every route's path, only to answer "which methods does this path
+  // take?": a wrong method is a 405 with Allow, not a 404 (find-my-way is Fastify's own router).
+  const paths = FindMyWay({ ignoreTrailingSlash: true });
+  app.addHook('onRoute', (route) => {
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (!paths.hasRoute(m as HTTPMethod, route.url)) paths.on(m as HTTPMethod, route.url, () => {});
+    }
+  });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found' });
+    const path = req.url.split('?')[0] ?? '/';
+    const allow = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => m !== req.method && paths.find(m, path) !== null);
+    if (allow.length > 0 && req.method !== 'OPTIONS') {
+      void reply
+        .code(405)
+        .header('allow', allow.join(', '))
+        .send({
+          error: `${req.method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}`,
+          code: 'method_not_allowed',
+          request_id: req.id,
+        });
+      return;
+    }
+    void reply.code(404).send({ error: `No route for ${req.method} ${path} (GET /openapi.json lists the routes)`, code: 'not_found', request_id: req.id });
   });
 
   await app.register(swagger, {

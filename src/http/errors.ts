@@ -15,29 +15,44 @@ function locPrefix(req: FastifyRequest): string {
   return 'body';
 }
 
+/**
+ * Every error body carries the request id beside the contract's fields (`{error, code}` or 422
+ * `{detail}`), so a user can quote it; 4xx reasons are logged at debug level.
+ */
 export function sendRestError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const send = (status: number, body: Record<string, unknown>) => {
+    if (status < 500) req.log.debug({ status, reason: body.code ?? 'validation_error', detail: body.error ?? body.detail }, 'request refused');
+    return reply.code(status).send({ ...body, request_id: req.id });
+  };
   if (err instanceof AppError) {
     for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-    return reply.code(err.status).send({ error: err.message, code: err.code });
+    return send(err.status, { error: err.message, code: err.code });
   }
   if (err instanceof SchemaValidationError) {
-    return reply.code(422).send({ detail: issuesToDetail(LOC_ROOT[err.part] ?? err.part, err.issues, err.data) });
+    return send(422, { detail: issuesToDetail(LOC_ROOT[err.part] ?? err.part, err.issues, err.data) });
   }
   if (err instanceof ValidationFailure) {
-    return reply.code(422).send({ detail: locate(err.issues, [locPrefix(req)]) });
+    return send(422, { detail: locate(err.issues, [locPrefix(req)]) });
   }
   if (err instanceof BodyParseError) {
-    return reply.code(422).send({ detail: [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }] });
+    return send(422, { detail: [{ loc: ['body', 0], msg: `Invalid JSON: ${err.detail}`, type: 'json_invalid' }] });
   }
   const fe = err as FastifyError;
   if (isResponseSerializationError(err)) {
     req.log.error({ err }, 'response failed its own schema');
   } else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return reply.code(413).send({ error: 'Request body is too large', code: 'payload_too_large' });
+    const limit = req.routeOptions.bodyLimit;
+    return send(413, {
+      error: `Request body is larger than the limit of ${limit} bytes (BODY_LIMIT_BYTES); send fewer or shorter series per request`,
+      code: 'payload_too_large',
+    });
   } else if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return reply.code(415).send({ error: `Unsupported content type: ${req.headers['content-type'] ?? 'none'}`, code: 'unsupported_media_type' });
+    return send(415, {
+      error: `Unsupported content type '${req.headers['content-type'] ?? 'none'}': send the body as JSON with the header Content-Type: application/json`,
+      code: 'unsupported_media_type',
+    });
   } else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return reply.code(fe.statusCode).send({ error: fe.message, code: 'request_error' });
+    return send(fe.statusCode, { error: fe.message, code: 'request_error' });
   } else {
     req.log.error({ err }, 'unhandled error');
   }

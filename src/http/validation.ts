@@ -25,9 +25,12 @@ export class SchemaValidationError extends Error {
 
 /** A body that is not JSON at all (before any schema runs). */
 export class BodyParseError extends Error {
-  constructor() {
+  /** The JSON parser's own words (Node's name the line and column). */
+  readonly detail: string;
+  constructor(detail = 'JSON decode error') {
     super('JSON decode error');
     this.name = 'BodyParseError';
+    this.detail = detail;
   }
 }
 

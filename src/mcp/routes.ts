@@ -11,9 +11,19 @@ import type { ZApp } from '../http/types.ts';
 import { allowCrossOrigin } from '../oauth/cors.ts';
 import { MCP_PATH, mcpResourceMetadataUrl } from '../oauth/endpoints.ts';
 import { MCP_SCOPE } from '../oauth/schemas.ts';
-import { registerTools } from './tools.ts';
+import { listTools, registerTools } from './tools.ts';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const SERVER_INFO = { name: 'tsfm-forecasting', version: '0.1.0' };
+
+/** What a model reads first (MCP `initialize` → instructions). */
+export const MCP_INSTRUCTIONS = [
+  'Probabilistic time-series forecasts. Call listModels to pick a model id (auto-ets, theta and combo are good defaults; naive for a baseline),',
+  'then forecast with inputs[].target as the numbers oldest first and parameters.prediction_length as the horizon;',
+  'set parameters.frequency (e.g. MS, D, H) and inputs[].start to get timestamps and seasonality.',
+  'forecastBatch runs up to 64 requests; forecastEnsemble backtests several models and blends the best.',
+  'Forecasts use credits (see getBillingSummary); results are JSON in the text. Errors say code, HTTP status and the field at fault.',
+].join(' ');
 
 /**
  * Rate-limit points of an MCP HTTP request itself: one per JSON-RPC message except tool calls,
@@ -76,7 +86,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       if (!req.headers.authorization) return unauthorized(reply, 'missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
       const who = principalOf(req);
 
-      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
       registerTools(
         server,
         deps,
@@ -89,6 +99,9 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
         },
         operations,
       );
+      // Registering tools claims `listChanged`; a stateless endpoint never notifies, so say so.
+      server.server.registerCapabilities({ tools: { listChanged: false } });
+      server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(operations) }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       // The transport writes the response itself; carry over the headers set so far (request id, CORS).

@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { leanToolSchema } from './schema.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Principal } from '../accounts/credentials.ts';
@@ -17,6 +18,17 @@ export interface ToolCallContext {
 }
 
 type Structured = Record<string, unknown>;
+
+/**
+ * An error result as text only: code, status, message and the fields at fault. No structuredContent:
+ * MCP clients validate structured content against the tool's output schema, and an error body does
+ * not match it, which hides the message behind "does not match the output schema".
+ */
+export function errorText(body: ErrorReport): string {
+  const lines = [`Error ${body.code} (HTTP ${body.status}): ${body.error}`];
+  for (const d of body.detail ?? []) lines.push(`- ${d.loc.join('.') || '(arguments)'}: ${d.msg}`);
+  return lines.join('\n');
+}
 
 /**
  * The HTTP API's schema as a tool schema. The API's schemas carry an OpenAPI component id; a root
@@ -37,6 +49,21 @@ export function mcpErrorReport(err: unknown, log: FastifyBaseLogger, what: Recor
   return { error: 'Internal error', code: 'internal_error', status: 500 };
 }
 
+/** tools/list, with lean input schemas (src/mcp/schema.ts); calls are still validated by the SDK against the full zod schemas. */
+export function listTools(ops: readonly Operation[]): Tool[] {
+  return ops.map((op) => ({
+    name: op.id,
+    title: op.summary,
+    description: toolDescription(op),
+    inputSchema: leanToolSchema(tool(op.mcpInput ?? op.input)) as Tool['inputSchema'],
+    annotations: op.spendsCredits ? SPEND : READ,
+  }));
+}
+
+function toolDescription(op: Operation): string {
+  return `${op.description} (${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')})${op.mcpExample ? ` Example arguments: ${op.mcpExample}` : ''}`;
+}
+
 const SPEND = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const READ = { readOnlyHint: true, openWorldHint: false };
 
@@ -51,9 +78,13 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
       op.id,
       {
         title: op.summary,
-        description: `${op.description} (${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')})`,
+        description: toolDescription(op),
+        // Validation uses the REST input (a batch's items are checked one by one, so one bad item
+        // fails alone); tools/list shows the typed `mcpInput` (listTools above).
         inputSchema: tool(op.input),
-        outputSchema: tool(op.output as z.ZodObject),
+        // No outputSchema: results are JSON in the text block (and structuredContent), with the
+        // shapes of the HTTP API's responses (/openapi.json). Output schemas made tools/list four
+        // times larger for no gain to a model reading the text.
         annotations: op.spendsCredits ? SPEND : READ,
       },
       async (args: unknown): Promise<CallToolResult> => {
@@ -70,10 +101,10 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
             reportError: (err, id) => mcpErrorReport(err, c.log, { tool: op.id, requestId: id }),
           };
           const out = await op.run({ deps, caller, input: args });
-          return { content: [{ type: 'text', text: op.summarize(out) }], structuredContent: out as Structured };
+          // The numbers are in the text too (hosts that show only text): a summary line, then the JSON.
+          return { content: [{ type: 'text', text: `${op.summarize(out)}\n${JSON.stringify(out)}` }], structuredContent: out as Structured };
         } catch (err) {
-          const body = mcpErrorReport(err, c.log, { tool: op.id });
-          return { isError: true, content: [{ type: 'text', text: `${body.code} (${body.status}): ${body.error}` }], structuredContent: { ...body } };
+          return { isError: true, content: [{ type: 'text', text: errorText(mcpErrorReport(err, c.log, { tool: op.id })) }] };
         }
       },
     );

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { suggestField } from './suggest.ts';
 
 type ZodIssue = z.core.$ZodIssue;
 
@@ -18,6 +19,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   model_not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   request_too_large: 413,
@@ -122,8 +124,20 @@ const CTX_KEYS = ['minimum', 'maximum', 'expected', 'values', 'format', 'origin'
 
 /** zod's issues as field issues (FastAPI-style `missing` for absent fields, small inputs echoed). */
 export function zodIssues(issues: readonly ZodIssue[], data: unknown): FieldIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue): FieldIssue[] => {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      // One issue per unknown field, at the field, with where it probably belongs.
+      return issue.keys.map((key) => {
+        const hint = suggestField(key, path);
+        return {
+          path: [...path, key],
+          msg: `Unknown field '${key}'${hint ? `; did you mean '${hint}'?` : ''}`,
+          type: 'extra_forbidden',
+          ...(hint ? { ctx: { suggestion: hint } } : {}),
+        };
+      });
+    }
     const input = valueAt(data, path);
     const missing = issue.code === 'invalid_type' && input === undefined;
     const ctx: Record<string, unknown> = {};
@@ -138,7 +152,7 @@ export function zodIssues(issues: readonly ZodIssue[], data: unknown): FieldIssu
     };
     if (!missing && input !== undefined && isSmall(input)) out.input = input;
     if (Object.keys(ctx).length > 0) out.ctx = ctx;
-    return out;
+    return [out];
   });
 }
 

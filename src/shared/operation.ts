@@ -42,6 +42,11 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   summary: string;
   description: string;
   input: I;
+  /**
+   * The MCP tool's input schema when it differs from REST's (a batch's items typed for the model,
+   * where REST validates them one by one). It must parse into what `input` parses into.
+   */
+  mcpInput?: z.ZodObject;
   output: O;
   /** REST: the body may be absent (it is then read as `{}`). */
   optionalBody?: boolean;
@@ -59,6 +64,8 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
+  /** A worked example of the MCP tool's arguments (compact JSON), shown in its description. */
+  mcpExample?: string;
   /** One line of text describing a result (MCP hosts that show text only). */
   summarize(output: z.input<O>): string;
 }

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { ERROR_CODES } from './errors.ts';
 
-export const ErrorBody = z.object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish() }).meta({ id: 'ErrorResponseBody' });
+const RequestId = z.string().optional().describe('The request id (x-request-id): quote it when you ask for help.');
+
+export const ErrorBody = z
+  .object({ error: z.string(), code: z.enum(ERROR_CODES), endpoint: z.string().nullish(), request_id: RequestId })
+  .meta({ id: 'ErrorResponseBody' });
 
 export const ValidationErrorBody = z
   .object({
@@ -14,6 +18,7 @@ export const ValidationErrorBody = z
         ctx: z.record(z.string(), z.unknown()).optional(),
       }),
     ),
+    request_id: RequestId,
   })
   .meta({ id: 'HTTPValidationError' });
 

@@ -52,7 +52,7 @@ describe(`accounts (${DB_KIND})`, () => {
     const u = await registerUser(t);
     const r = await call(t, 'POST', '/api/auth/register', { body: { email: u.email.toUpperCase(), password: 'whatever123' } });
     assert.equal(r.status, 409);
-    assert.deepEqual(Object.keys(r.body).sort(), ['code', 'error']);
+    assert.deepEqual(Object.keys(r.body).sort(), ['code', 'error', 'request_id']);
     assert.equal(r.body.code, 'conflict');
   });
 

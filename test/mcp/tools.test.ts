@@ -68,8 +68,8 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     const c = await connect();
     const r = await callTool(c, 'forecastBatch', { requests: Array.from({ length: 65 }, () => ONE) });
     assert.equal(r.isError, true);
-    assert.equal(r.structuredContent?.code, 'request_too_large');
-    assert.equal(r.structuredContent?.status, 413);
+    assert.equal(r.structuredContent, undefined, 'errors are text only');
+    assert.match(JSON.stringify(r.content), /Error request_too_large \(HTTP 413\)/);
   });
 
   test('MCP ensembles are recorded with source mcp', async () => {
@@ -114,5 +114,76 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     assert.deepEqual(item.error.detail[0].loc, ['inputs']);
     const rest = await call(t, 'POST', '/v1/forecast/batch', { token: key, body: { requests: [ONE, bad] } });
     assert.deepEqual(rest.body.data[1].error.detail[0].loc, ['body', 'inputs']);
+  });
+});
+
+describe(`what a real MCP client sees (${DB_KIND})`, () => {
+  let t: ListeningApp;
+  let key: string;
+  let client: Client;
+  before(async () => {
+    t = await createListeningApp({ env: { RATE_LIMIT_FREE_PER_MINUTE: '500' } });
+    const u = await registerUser(t);
+    key = (await createKey(t, u, 'mcp')).key;
+    client = new Client({ name: 'host', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  });
+  after(async () => {
+    await client.close();
+    await t.close();
+  });
+  const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '') as string;
+
+  test('after listTools (which makes the SDK client check results against output schemas), errors still show their message and field', async () => {
+    await client.listTools();
+    const unknown = await client.callTool({ name: 'forecast', arguments: { model: 'autoets', inputs: [{ target: [1, 2, 3] }] } });
+    assert.equal(unknown.isError, true);
+    assert.equal(unknown.structuredContent, undefined);
+    assert.match(textOf(unknown), /^Error model_not_found \(HTTP 404\): /);
+    const tooShort = await client.callTool({ name: 'forecast', arguments: { model: 'echo-short', inputs: [{ target: [1] }] } });
+    assert.equal(tooShort.isError, true);
+    assert.match(textOf(tooShort), /^Error validation_error \(HTTP 422\): /);
+    assert.match(textOf(tooShort), /\n- inputs\.0(\.target)?: /);
+    const ok = await client.callTool({ name: 'forecast', arguments: { ...ONE, parameters: { prediction_length: 2, quantile_levels: [0.1, 0.9] } } });
+    assert.notEqual(ok.isError, true, textOf(ok));
+    const json = JSON.parse(textOf(ok).split('\n').slice(1).join('\n'));
+    assert.deepEqual(json.outputs[0].mean, [[3], [3]]);
+    assert.equal(json.outputs[0].quantile_predictions.length, 2);
+  });
+
+  test('initialize gives instructions and no listChanged; tools/list is small, described and typed', async () => {
+    assert.match(client.getInstructions() ?? '', /listModels/);
+    assert.equal(client.getServerCapabilities()?.tools?.listChanged, false);
+    const { tools } = await client.listTools();
+    const size = JSON.stringify(tools).length;
+    assert.ok(size <= 1536 * tools.length, `tools/list is ${size} bytes for ${tools.length} tools (at most 1.5 KB each on average)`);
+    const forecast = tools.find((x) => x.name === 'forecast')!;
+    const props = forecast.inputSchema.properties as Record<string, { description?: string }>;
+    assert.match(props.model?.description ?? '', /listModels/);
+    assert.match(forecast.description ?? '', /Example arguments: \{/);
+    const params = (forecast.inputSchema as { definitions?: Record<string, { properties: Record<string, { description?: string }> }> }).definitions
+      ?.ForecastParameters;
+    assert.match(params?.properties.frequency?.description ?? '', /MS/);
+    // Every advertised input property of every tool is described.
+    const undescribed: string[] = [];
+    const walk = (tool: string, node: unknown, path: string) => {
+      if (!node || typeof node !== 'object') return;
+      const n = node as { properties?: Record<string, { description?: string }>; definitions?: Record<string, unknown> };
+      for (const [k, v] of Object.entries(n.properties ?? {})) {
+        if (!v.description) undescribed.push(`${tool}: ${path}${k}`);
+        walk(tool, v, `${path}${k}.`);
+      }
+      for (const [k, v] of Object.entries(n.definitions ?? {})) walk(tool, v, `${k}.`);
+    };
+    for (const tl of tools) walk(tl.name, tl.inputSchema, '');
+    assert.deepEqual(undescribed, []);
+    // Batch items are typed in the listing.
+    const batch = tools.find((x) => x.name === 'forecastBatch')!;
+    const items = (batch.inputSchema.properties as { requests: { items: Record<string, unknown> } }).requests.items;
+    assert.ok(Object.keys(items).length > 0, JSON.stringify(items));
+    // listModels takes a real boolean.
+    const models = await client.callTool({ name: 'listModels', arguments: { available: true } });
+    assert.notEqual(models.isError, true, textOf(models));
+    assert.ok((models.structuredContent as { models: { available: boolean }[] }).models.every((m) => m.available));
   });
 });
