@@ -26,6 +26,12 @@ const envSchema = z.object({
     .refine((v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v), {
       message: 'must be a postgres:// URL (leave unset for the embedded SQLite database)',
     }),
+  MIGRATION_DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v), {
+      message: 'must be a postgres:// URL (a role that owns the schema; used only to run migrations)',
+    }),
   PUBLIC_BASE_URL: z.url().optional(),
   ADMIN_EMAILS: csv,
   SMTP_URL: z
@@ -42,7 +48,7 @@ const envSchema = z.object({
   CAPTCHA_VERIFIER: z.enum(['off', 'hcaptcha', 'turnstile']).default('off'),
   CAPTCHA_SECRET: z.string().optional(),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
-  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  TRUST_PROXY: z.string().default('false'),
   MODELS_DIR: z.string().min(1).optional(),
   INFERENCE_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
   INFERENCE_THREADS: intFrom(1, 1, 64),
@@ -64,10 +70,15 @@ const envSchema = z.object({
     .default('oidc'),
   OAUTH_OIDC_LABEL: z.string().max(64).default('Single sign-on'),
   FREE_CREDITS: intFrom(80000, 0, 1_000_000_000),
+  FREE_CREDITS_ON: z.enum(['verify', 'register']).default('verify'),
+  EMAIL_VERIFICATION_TTL_HOURS: intFrom(24, 1, 24 * 30),
+  EMAIL_VERIFICATION_RESENDS_PER_HOUR: intFrom(5, 1, 1000),
+  INVITES_PER_DAY: intFrom(50, 0, 1_000_000),
   CREDIT_PRICE_NANO_USD: intFrom(100_000, 0, 1_000_000_000_000),
   BILLING_HOLD_GRACE_MS: intFrom(60_000, 0, 86_400_000),
   MODELS_BILLING_ONLY: csv,
-  PAYMENTS_PROVIDER: z.enum(['local', 'stripe']).default('local'),
+  PAYMENTS_PROVIDER: z.enum(['none', 'local', 'stripe']).default('none'),
+  PAYMENTS_LOCAL_ALLOW_HTTPS: z.enum(['true', 'false']).default('false'),
   BILLING_RETURN_ORIGINS: csv,
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
@@ -108,7 +119,7 @@ export type Config = {
   port: number;
   host: string;
   dataDir: string;
-  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; migrationUrl: string | null };
   publicBaseUrl: string;
   adminEmails: ReadonlySet<string>;
   mail: { smtpUrl: string | null; from: string; outboxDir: string };
@@ -118,18 +129,25 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null };
   cookieSecure: boolean;
-  trustProxy: boolean;
+  /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs (never "trust everyone"). */
+  trustProxy: false | number | string[];
   inference: { modelsDir: string; workers: number | null; threads: number; timeoutMs: number; maxQueue: number };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number };
   identityProviders: IdentityProviderConfig[];
+  /** E-mail verification links and the limits around account mail. */
+  verification: { ttlMs: number; resendsPerHour: number };
+  invitesPerDay: number;
   billing: {
     freeCredits: number;
+    /** When the free credits are granted: once the e-mail is verified (default) or at register. */
+    freeCreditsOn: 'verify' | 'register';
     creditPriceNanoUsd: number;
     /** A hold outlives the inference timeout by this much before the sweeper releases it. */
     holdGraceMs: number;
     billingOnlyModels: string[];
-    provider: 'local' | 'stripe';
+    /** `none` (default: no billing can be turned on), `local` (development only) or `stripe`. */
+    provider: 'none' | 'local' | 'stripe';
     /** Origins that checkout/portal redirects may point to (PUBLIC_BASE_URL's origin is always allowed). */
     returnOrigins: string[];
     stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string; apiBase: string | null } | null;
@@ -199,6 +217,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       throw new ConfigError(`Invalid configuration:\n  ${missing.map((k) => `${k}: required when PAYMENTS_PROVIDER=stripe`).join('\n  ')}`);
     }
   }
+  if (e.MIGRATION_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  MIGRATION_DATABASE_URL: set only together with DATABASE_URL (PostgreSQL)');
+  }
   const returnOrigins = e.BILLING_RETURN_ORIGINS.map((o) => {
     try {
       return new URL(o).origin;
@@ -207,11 +228,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   });
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`).replace(/\/+$/, '');
+  if (e.PAYMENTS_PROVIDER === 'local' && publicBaseUrl.startsWith('https://') && e.PAYMENTS_LOCAL_ALLOW_HTTPS !== 'true') {
+    throw new ConfigError(
+      'Invalid configuration:\n  PAYMENTS_PROVIDER: `local` turns billing on for anyone without payment; it is refused when PUBLIC_BASE_URL is https (a public deployment). Use stripe, or set PAYMENTS_LOCAL_ALLOW_HTTPS=true to force it',
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
     dataDir: e.DATA_DIR,
-    database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, migrationUrl: e.MIGRATION_DATABASE_URL ?? null }
+      : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
     publicBaseUrl,
     adminEmails: new Set(e.ADMIN_EMAILS.map((s) => s.toLowerCase())),
     mail: { smtpUrl: e.SMTP_URL ?? null, from: e.MAIL_FROM, outboxDir: `${e.DATA_DIR}/outbox` },
@@ -221,7 +249,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null },
     cookieSecure: e.COOKIE_SECURE === 'auto' ? publicBaseUrl.startsWith('https://') : e.COOKIE_SECURE === 'true',
-    trustProxy: e.TRUST_PROXY === 'true',
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     inference: {
       modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR}/models`,
       workers: e.INFERENCE_WORKERS ?? null,
@@ -235,8 +263,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       codeTtlMs: e.OAUTH_CODE_TTL_SECONDS * 1000,
     },
     identityProviders,
+    verification: { ttlMs: e.EMAIL_VERIFICATION_TTL_HOURS * 3600_000, resendsPerHour: e.EMAIL_VERIFICATION_RESENDS_PER_HOUR },
+    invitesPerDay: e.INVITES_PER_DAY,
     billing: {
       freeCredits: e.FREE_CREDITS,
+      freeCreditsOn: e.FREE_CREDITS_ON,
       creditPriceNanoUsd: e.CREDIT_PRICE_NANO_USD,
       holdGraceMs: e.BILLING_HOLD_GRACE_MS,
       billingOnlyModels: e.MODELS_BILLING_ONLY,
@@ -270,6 +301,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       token: e.INFERENCE_TOKEN ?? null,
     },
   };
+}
+
+const IPV4 = /^(\d{1,3})(\.\d{1,3}){3}$/;
+const IPV6 = /^[0-9a-f:.]+$/i;
+
+/**
+ * TRUST_PROXY: `false` (default), a hop count (`1` = one reverse proxy in front), or a
+ * comma-separated list of proxy addresses/CIDRs (Fastify's trustProxy accepts all three).
+ * `true` means one hop: trusting every hop would let a client pick its own address by sending
+ * X-Forwarded-For, which defeats the per-address limits.
+ */
+export function parseTrustProxy(raw: string): false | number | string[] {
+  const v = raw.trim().toLowerCase();
+  if (v === 'false' || v === '0') return false;
+  if (v === 'true') return 1;
+  if (/^\d+$/.test(v)) {
+    const n = Number(v);
+    if (n > 32) throw new ConfigError('Invalid configuration:\n  TRUST_PROXY: a hop count is at most 32');
+    return n;
+  }
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const item of list) {
+    const [addr, bits, extra] = item.split('/');
+    const okAddr = addr !== undefined && ((IPV4.test(addr) && addr.split('.').every((o) => Number(o) <= 255)) || (addr.includes(':') && IPV6.test(addr)));
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (addr?.includes(':') ? 128 : 32));
+    if (!okAddr || !okBits || extra !== undefined) {
+      throw new ConfigError(
+        `Invalid configuration:\n  TRUST_PROXY: '${item}' is not an IP address or CIDR (use false, a hop count, or a comma-separated list of proxy addresses)`,
+      );
+    }
+  }
+  if (list.length === 0) return false;
+  return list;
 }
 
 /** `model=http://node-a:8001|http://node-b:8001,other/model=http://node-c:8001` */

@@ -5,6 +5,7 @@ import type { CaptchaVerifier } from './accounts/captcha.ts';
 import type { Clock } from './shared/clock.ts';
 import type { CredentialResolver } from './accounts/credentials.ts';
 import type { AccountCreatedHook } from './accounts/service.ts';
+import type { EmailVerifiedHook } from './accounts/verification.ts';
 import type { Meter } from './forecasting/metering.ts';
 import type { PaymentsProvider } from './billing/providers/types.ts';
 import type { RateLimiter } from './ratelimit/limiter.ts';
@@ -22,8 +23,10 @@ export interface Deps {
   startedAt: number;
   /** Credential kinds beyond sessions and API keys (OAuth access tokens). */
   credentialResolvers: CredentialResolver[];
-  /** Run inside the transaction that creates an account (free credits are granted there). */
+  /** Run inside the transaction that creates an account (the credit counter; free credits with FREE_CREDITS_ON=register or an already verified e-mail). */
   accountCreatedHooks: AccountCreatedHook[];
+  /** Run inside the transaction that marks an e-mail verified (free credits with FREE_CREDITS_ON=verify). */
+  emailVerifiedHooks: EmailVerifiedHook[];
   engine: Engine;
   catalog: Catalog;
   /** Credits and usage for every forecast (src/billing/meter.ts: ledger, holds, usage events). */
@@ -42,6 +45,8 @@ export interface Deps {
   backgroundJobs?: boolean;
   /** false silences the HTTP logger (tests). */
   logger?: false;
+  /** Where the HTTP logger writes (default stdout); tests capture it to check what is logged. */
+  logStream?: { write(line: string): void };
   /** Cleanup run when the app closes. */
   close(): Promise<void>;
 }

@@ -4,9 +4,9 @@ import { openDatabase } from './db/index.ts';
 import { createMailer } from './mail/mailer.ts';
 import { createCaptchaVerifier } from './accounts/captcha.ts';
 import { systemClock } from './shared/clock.ts';
-import type { AccountCreatedHook } from './accounts/service.ts';
 import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
-import { getBillingAccount, openAccountWithFreeCredits } from './billing/ledger.ts';
+import { getBillingAccount } from './billing/ledger.ts';
+import { accountCreatedHooksFor, emailVerifiedHooksFor } from './billing/free-credits.ts';
 import { createPaymentsProvider } from './billing/providers/index.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
 import { createRateLimiter } from './ratelimit/limiter.ts';
@@ -32,7 +32,6 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     metrics,
   );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
-  const freeCredits: AccountCreatedHook = (trx, user) => openAccountWithFreeCredits(trx, user.id, config.billing.freeCredits, user.created_at);
   const stops: Array<() => void> = [];
   const deps: Deps = {
     engine,
@@ -44,7 +43,8 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     clock,
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
-    accountCreatedHooks: [freeCredits, ...(overrides.accountCreatedHooks ?? [])],
+    accountCreatedHooks: [...accountCreatedHooksFor(config), ...(overrides.accountCreatedHooks ?? [])],
+    emailVerifiedHooks: [...emailVerifiedHooksFor(config), ...(overrides.emailVerifiedHooks ?? [])],
     meter: instrumentMeter(overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }), metrics),
     payments,
     rateLimiter,
@@ -57,6 +57,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     },
   };
   if (overrides.logger === false) deps.logger = false;
+  if (overrides.logStream) deps.logStream = overrides.logStream;
   if (overrides.backgroundJobs !== false) {
     const log = (what: string) => (err: unknown) => process.stderr.write(`${JSON.stringify({ level: 50, msg: `${what} failed`, err: String(err) })}\n`);
     stops.push(

@@ -16,7 +16,7 @@ describe('configuration', () => {
 
   test('DATABASE_URL switches to PostgreSQL; ADMIN_EMAILS are normalised', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@h/db', ADMIN_EMAILS: ' A@x.com, b@y.org ,' });
-    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db' });
+    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db', migrationUrl: null });
     assert.deepEqual([...c.adminEmails], ['a@x.com', 'b@y.org']);
   });
 

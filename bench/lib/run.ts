@@ -18,8 +18,10 @@ export async function forecastAll(
   model: string,
   series: readonly M3Series[],
   batch = 4,
-): Promise<{ means: number[][]; seconds: number }> {
+  quantileLevels: readonly number[] = [0.1, 0.5, 0.9],
+): Promise<{ means: number[][]; quantiles: number[][][]; seconds: number }> {
   const means: number[][] = new Array<number[]>(series.length);
+  const quantiles: number[][][] = new Array<number[][]>(series.length);
   const t0 = performance.now();
   let next = 0;
   async function lane(): Promise<void> {
@@ -34,16 +36,17 @@ export async function forecastAll(
         model,
         series: chunk.map((i) => series[i]!.train),
         horizon: first.horizon,
-        quantileLevels: [0.1, 0.5, 0.9],
+        quantileLevels: [...quantileLevels],
         numSamples: 0,
         seasonLength: first.seasonality,
         seed: 1,
       });
       chunk.forEach((i, k) => {
         means[i] = out[k]!.mean;
+        quantiles[i] = out[k]!.quantiles;
       });
     }
   }
   await Promise.all(Array.from({ length: 2 * poolSize }, lane));
-  return { means, seconds: (performance.now() - t0) / 1000 };
+  return { means, quantiles, seconds: (performance.now() - t0) / 1000 };
 }

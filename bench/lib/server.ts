@@ -23,7 +23,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<{ b
   const port = await freePort();
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tsfm-bench-'));
   const child = spawn(process.execPath, [join(REPO_ROOT, 'src/main.ts')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
+    // Benchmark accounts get their credits at register (no e-mail confirmation round trip).
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', FREE_CREDITS_ON: 'register', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

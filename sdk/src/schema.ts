@@ -161,7 +161,77 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all. */
         post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sign-out-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all. */
+        post: operations["signOutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/verify-email/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed. */
+        post: operations["resendVerificationEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The page the confirmation mail links to (HTML): a button that confirms the address. */
+        get: operations["getVerifyEmailPage"];
+        put?: never;
+        /** @description The confirmation page's form (form-encoded `token`); answers an HTML page. */
+        post: operations["submitVerifyEmailPage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -210,7 +280,8 @@ export interface paths {
         get: operations["listAccountKeys"];
         put?: never;
         post: operations["createAccountKey"];
-        delete?: never;
+        /** @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all. */
+        delete: operations["revokeAllAccountKeys"];
         options?: never;
         head?: never;
         patch?: never;
@@ -257,6 +328,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address. */
         post: operations["sendInvites"];
         delete?: never;
         options?: never;
@@ -347,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models by a hold-out backtest and blends the top ones. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -898,6 +970,8 @@ export interface components {
             name: string | null;
             /** @enum {string} */
             role: "user" | "admin";
+            /** @description The owner confirmed the address (mailed link, or an identity provider that verified it) */
+            email_verified: boolean;
             created_at: string;
         };
         RegisterRequestInput: {
@@ -922,6 +996,14 @@ export interface components {
         ResetPasswordRequestInput: {
             token: string;
             password: string;
+        };
+        VerifyEmailRequestInput: {
+            token: string;
+        };
+        VerifyEmailResponseInput: {
+            /** @constant */
+            ok: true;
+            user: components["schemas"]["AccountUserInput"];
         };
         SessionResponseInput: {
             token: string;
@@ -1064,7 +1146,7 @@ export interface components {
             };
             billing_active: boolean;
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             credit_price_nano_usd: number;
             metered: {
                 period_start: string;
@@ -1080,7 +1162,7 @@ export interface components {
         };
         PaymentsBillingProfileInput: {
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             billing_active: boolean;
             customer_id: string | null;
             subscription_id: string | null;
@@ -1096,7 +1178,7 @@ export interface components {
         };
         PaymentsBillingSessionInput: {
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             /** @enum {string} */
             action: "checkout" | "portal";
             session_id: string;
@@ -1248,6 +1330,11 @@ export interface components {
              * @default 3
              */
             top_n?: number;
+            /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows?: number;
             /**
              * @description Backtest score used to rank.
              * @default smape
@@ -1420,6 +1507,11 @@ export interface components {
             balance: number;
             billing_active: boolean;
         };
+        RevokeAllKeysResponseInput: {
+            /** @constant */
+            ok: true;
+            revoked: number;
+        };
         UsageEventListInput: {
             events: components["schemas"]["UsageEventInput"][];
             limit: number;
@@ -1546,6 +1638,8 @@ export interface components {
             name: string | null;
             /** @enum {string} */
             role: "user" | "admin";
+            /** @description The owner confirmed the address (mailed link, or an identity provider that verified it) */
+            email_verified: boolean;
             created_at: string;
         };
         RegisterRequest: {
@@ -1573,6 +1667,14 @@ export interface components {
         ResetPasswordRequest: {
             token: string;
             password: string;
+        };
+        VerifyEmailRequest: {
+            token: string;
+        };
+        VerifyEmailResponse: {
+            /** @constant */
+            ok: true;
+            user: components["schemas"]["AccountUser"];
         };
         SessionResponse: {
             token: string;
@@ -1716,7 +1818,7 @@ export interface components {
             };
             billing_active: boolean;
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             credit_price_nano_usd: number;
             metered: {
                 period_start: string;
@@ -1732,7 +1834,7 @@ export interface components {
         };
         PaymentsBillingProfile: {
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             billing_active: boolean;
             customer_id: string | null;
             subscription_id: string | null;
@@ -1748,7 +1850,7 @@ export interface components {
         };
         PaymentsBillingSession: {
             /** @enum {string} */
-            provider: "local" | "stripe";
+            provider: "none" | "local" | "stripe";
             /** @enum {string} */
             action: "checkout" | "portal";
             session_id: string;
@@ -1900,6 +2002,11 @@ export interface components {
              * @default 3
              */
             top_n: number;
+            /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows: number;
             /**
              * @description Backtest score used to rank.
              * @default smape
@@ -2071,6 +2178,11 @@ export interface components {
             /** @description Free (prepaid) credits left */
             balance: number;
             billing_active: boolean;
+        };
+        RevokeAllKeysResponse: {
+            /** @constant */
+            ok: true;
+            revoked: number;
         };
         UsageEventList: {
             events: components["schemas"]["UsageEvent"][];
@@ -2436,6 +2548,239 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    signOutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerifyEmailResponse"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    resendVerificationEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    getVerifyEmailPage: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    submitVerifyEmailPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2858,6 +3203,62 @@ export interface operations {
             };
         };
     };
+    revokeAllAccountKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeAllKeysResponse"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
     revokeAccountKey: {
         parameters: {
             query?: never;
@@ -3003,6 +3404,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,8 @@ import { principalOf } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import { iso } from '../shared/clock.ts';
+import { z } from 'zod';
+import { AppError } from '../shared/errors.ts';
 import {
   ForgotPasswordRequest,
   LoginRequest,
@@ -14,8 +16,12 @@ import {
   RegisterRequest,
   ResetPasswordRequest,
   SessionResponse,
+  VerifyEmailRequest,
+  VerifyEmailResponse,
 } from './schemas.ts';
 import * as accounts from './service.ts';
+import { confirmEmail, resendVerification, VERIFY_PAGE_PATH } from './verification.ts';
+import { verifyPage, verifyResultPage } from './pages.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/register', {
@@ -55,10 +61,97 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/reset-password', {
-    schema: { operationId: 'resetPassword', tags: ['auth'], body: ResetPasswordRequest, response: { 200: MessageResponse, ...errors(401, 422) } },
+    schema: {
+      operationId: 'resetPassword',
+      tags: ['auth'],
+      description:
+        'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
+      body: ResetPasswordRequest,
+      response: { 200: MessageResponse, ...errors(401, 422, 429) },
+    },
     handler: async (req) => {
       await accounts.resetPassword(deps, req.body.token, req.body.password);
-      return { ok: true as const, message: 'Password changed; all sessions were signed out' };
+      return { ok: true as const, message: 'Password changed; all sessions and OAuth grants were signed out (API keys stay valid)' };
+    },
+  });
+
+  app.post('/api/auth/sign-out-everywhere', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'signOutEverywhere',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      description: 'Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.',
+      response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req, reply) => {
+      const r = await accounts.signOutAll(deps, principalOf(req));
+      clearSessionCookie(reply);
+      return { ok: true as const, message: `Signed out everywhere: ${r.sessions} sessions and ${r.oauth_tokens} OAuth tokens revoked` };
+    },
+  });
+
+  app.post('/api/auth/verify-email', {
+    schema: {
+      operationId: 'verifyEmail',
+      tags: ['auth'],
+      description:
+        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
+      body: VerifyEmailRequest,
+      response: { 200: VerifyEmailResponse, ...errors(401, 422, 429) },
+    },
+    handler: async (req) => ({ ok: true as const, user: await confirmEmail(deps, req.body.token) }),
+  });
+
+  app.post('/api/auth/verify-email/resend', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'resendVerificationEmail',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      description: 'Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed.',
+      response: { 200: MessageResponse, ...errors(...AUTH_ERRORS, 409) },
+    },
+    handler: async (req) => {
+      await resendVerification(deps, principalOf(req));
+      return { ok: true as const, message: 'A new confirmation link was sent' };
+    },
+  });
+
+  // The mailed link opens this page. GET only shows a button: mail scanners that prefetch links
+  // must not use up the single-use token; the button's POST does.
+  app.get(VERIFY_PAGE_PATH, {
+    schema: {
+      operationId: 'getVerifyEmailPage',
+      tags: ['auth'],
+      description: 'The page the confirmation mail links to (HTML): a button that confirms the address.',
+      querystring: z.object({ token: z.string().max(512).optional() }),
+    },
+    handler: async (req, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .send(verifyPage(req.query.token ?? '', `${deps.config.publicBaseUrl}${VERIFY_PAGE_PATH}`)),
+  });
+  app.post(VERIFY_PAGE_PATH, {
+    schema: {
+      operationId: 'submitVerifyEmailPage',
+      tags: ['auth'],
+      description: "The confirmation page's form (form-encoded `token`); answers an HTML page.",
+      body: z.object({ token: z.string().max(512) }),
+    },
+    handler: async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      try {
+        const user = await confirmEmail(deps, req.body.token);
+        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} is confirmed. You can close this page and sign in.`));
+      } catch (err) {
+        // A browser's form gets a page; API clients (JSON) get the usual {error, code}.
+        const fromForm = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+        if (err instanceof AppError && fromForm) return reply.code(err.status).type('text/html; charset=utf-8').send(verifyResultPage(false, err.message));
+        throw err;
+      }
     },
   });
 

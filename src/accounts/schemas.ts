@@ -7,6 +7,7 @@ export const PublicUserSchema = z
     email: z.string(),
     name: z.string().nullable(),
     role: z.enum(['user', 'admin']),
+    email_verified: z.boolean().meta({ description: 'The owner confirmed the address (mailed link, or an identity provider that verified it)' }),
     created_at: z.string(),
   })
   .meta({ id: 'AccountUser' });
@@ -35,6 +36,9 @@ export const LoginRequest = z
 
 export const ForgotPasswordRequest = z.object({ email: Email }).meta({ id: 'ForgotPasswordRequest' });
 export const ResetPasswordRequest = z.object({ token: z.string().min(1).max(512), password: Password }).meta({ id: 'ResetPasswordRequest' });
+
+export const VerifyEmailRequest = z.object({ token: z.string().min(1).max(512) }).meta({ id: 'VerifyEmailRequest' });
+export const VerifyEmailResponse = z.object({ ok: z.literal(true), user: PublicUserSchema }).meta({ id: 'VerifyEmailResponse' });
 
 export const SessionResponse = z.object({ token: z.string(), expires_at: z.string(), user: PublicUserSchema }).meta({ id: 'SessionResponse' });
 

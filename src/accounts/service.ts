@@ -5,10 +5,11 @@ import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 import type { Principal } from './credentials.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
-import { createSession, revokeAllSessions, revokeSession } from './sessions.ts';
+import { createSession, revokeAllSessions, revokeSession, signOutEverywhere } from './sessions.ts';
+import { adminByConfig, markVerified, sendVerificationMail } from './verification.ts';
 import { findUserByEmail, findUserById, normaliseEmail, toPublicUser, type PublicUser, type UserRow } from './users.ts';
 
-export type Ctx = Pick<Deps, 'database' | 'config' | 'clock' | 'mailer' | 'captcha'>;
+export type Ctx = Pick<Deps, 'database' | 'config' | 'clock' | 'mailer' | 'captcha' | 'emailVerifiedHooks'>;
 
 export interface RegisterInput {
   email: string;
@@ -45,6 +46,8 @@ export interface NewUser {
   accepted_data_terms_version?: string | null | undefined;
   accepted_free_tier_data_terms?: boolean | null | undefined;
   analytics_distinct_id?: string | null | undefined;
+  /** The address is already proven (an identity provider verified it); register leaves it false. */
+  email_verified?: boolean;
 }
 
 /**
@@ -66,12 +69,15 @@ export async function createUser(
     email,
     name: fields.name,
     password_hash: fields.password_hash,
-    role: ctx.config.adminEmails.has(email) ? 'admin' : 'user',
+    // ADMIN_EMAILS takes effect only for a verified address (src/accounts/verification.ts).
+    role: fields.email_verified === true && ctx.config.adminEmails.has(email) ? 'admin' : 'user',
     ref: fields.ref ?? null,
     accepted_data_terms_version: fields.accepted_data_terms_version ?? null,
     accepted_free_tier_data_terms: fields.accepted_free_tier_data_terms == null ? null : fields.accepted_free_tier_data_terms ? 1 : 0,
     analytics_distinct_id: fields.analytics_distinct_id ?? null,
     service_improvement_opt_in: 0,
+    email_verified_at: fields.email_verified === true ? now : null,
+    free_credits_granted_at: null,
     created_at: now,
     updated_at: now,
   };
@@ -94,6 +100,7 @@ export async function register(ctx: Ctx, input: RegisterInput, ip: string, onCre
     if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this e-mail already exists');
     throw err;
   }
+  await sendVerificationMail(ctx, user);
   const s = await createSession(ctx.database.db, user.id, user.created_at, ctx.config.sessionTtlMs);
   return { token: s.token, expires_at: s.expiresAt, user: toPublicUser(user) };
 }
@@ -111,7 +118,7 @@ export async function login(
   if (!user || !ok) throw new AppError('invalid_credentials', 'Wrong e-mail or password');
   const now = ctx.clock.now();
   const updates: Partial<UserRow> = {};
-  if (ctx.config.adminEmails.has(user.email) && user.role !== 'admin') updates.role = 'admin';
+  if (adminByConfig(ctx, user) && user.role !== 'admin') updates.role = 'admin';
   if (input.analytics_distinct_id && !user.analytics_distinct_id) updates.analytics_distinct_id = input.analytics_distinct_id;
   if (Object.keys(updates).length > 0) {
     await db
@@ -149,24 +156,54 @@ export async function forgotPassword(ctx: Ctx, email: string): Promise<void> {
   });
 }
 
+/**
+ * Sets a new password from a mailed reset link and signs the account out everywhere: sessions
+ * and OAuth grants are revoked. API keys stay valid (they are the account's machine credentials,
+ * listed and revocable in /api/account/keys; DELETE /api/account/keys revokes them all), except
+ * when the e-mail was never verified: then the reset is the first proof of the address, the
+ * keys are revoked (their maker may have been a squatter) and the address counts as verified.
+ * The token is checked before the (deliberately slow) password hash, so a made-up token costs
+ * one indexed lookup, not an argon2 run.
+ */
 export async function resetPassword(ctx: Ctx, token: string, password: string): Promise<void> {
   const db = ctx.database.db;
-  const now = ctx.clock.now();
+  const tokenHash = hashSecret(token);
+  const valid = await db
+    .selectFrom('password_resets')
+    .select('id')
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', ctx.clock.now())
+    .executeTakeFirst();
+  if (!valid) throw new AppError('invalid_credential', 'The reset link is invalid, used or expired');
   const passwordHash = await hashPassword(password);
+  const now = ctx.clock.now();
   await db.transaction().execute(async (trx) => {
     // Guarded update: only one use of the token can ever win.
     const row = await trx
       .updateTable('password_resets')
       .set({ used_at: now })
-      .where('token_hash', '=', hashSecret(token))
+      .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .returning(['user_id'])
       .executeTakeFirst();
     if (!row) throw new AppError('invalid_credential', 'The reset link is invalid, used or expired');
+    const before = await trx.selectFrom('users').select(['email_verified_at']).where('id', '=', row.user_id).executeTakeFirst();
     await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', row.user_id).execute();
-    await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', row.user_id).where('revoked_at', 'is', null).execute();
+    await signOutEverywhere(trx, row.user_id, now);
+    if (before && before.email_verified_at === null) {
+      // The address was never proven, so whoever made this account's keys may not be its owner,
+      // who has just proven the address by using the mailed link: their keys end here.
+      await trx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', row.user_id).where('revoked_at', 'is', null).execute();
+      await markVerified(ctx, trx, row.user_id, now);
+    }
   });
+}
+
+/** Revokes every session and OAuth grant of the caller's account (API keys stay; see resetPassword). */
+export async function signOutAll(ctx: Ctx, principal: Principal): Promise<{ sessions: number; oauth_tokens: number }> {
+  return ctx.database.db.transaction().execute((trx) => signOutEverywhere(trx, principal.user.id, ctx.clock.now()));
 }
 
 export async function getMe(ctx: Ctx, principal: Principal): Promise<PublicUser> {

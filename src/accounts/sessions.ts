@@ -20,3 +20,15 @@ export async function revokeSession(db: Kysely<DB>, sessionId: string, now: numb
 export async function revokeAllSessions(db: Kysely<DB>, userId: string, now: number): Promise<void> {
   await db.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
 }
+
+/**
+ * Signs an account out everywhere: every session and every OAuth access and refresh token (all
+ * grants) is revoked. Returns how many of each were live.
+ */
+export async function signOutEverywhere(db: Kysely<DB>, userId: string, now: number): Promise<{ sessions: number; oauth_tokens: number }> {
+  const s = await db.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  // Codes not yet exchanged die too (they would otherwise mint fresh tokens for a minute).
+  await db.updateTable('oauth_codes').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+  const o = await db.updateTable('oauth_tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  return { sessions: Number(s.numUpdatedRows), oauth_tokens: Number(o.numUpdatedRows) };
+}

@@ -9,6 +9,7 @@ export interface PublicUser {
   email: string;
   name: string | null;
   role: 'user' | 'admin';
+  email_verified: boolean;
   created_at: string;
 }
 
@@ -17,6 +18,7 @@ export const toPublicUser = (u: UserRow): PublicUser => ({
   email: u.email,
   name: u.name,
   role: u.role,
+  email_verified: u.email_verified_at !== null,
   created_at: iso(u.created_at),
 });
 

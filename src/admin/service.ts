@@ -29,7 +29,7 @@ export function toAdjustment(r: AuditRecordsTable) {
     window_end: r.window_end === null ? null : iso(Number(r.window_end)),
     reason: r.reason,
     note: r.note,
-    idempotency_key: r.idempotency_key,
+    idempotency_key: r.idempotency_key === null ? null : unscopedKey(r.actor_user_id, r.idempotency_key),
     created_at: iso(Number(r.created_at)),
   };
 }
@@ -42,15 +42,25 @@ export async function listAdjustments(ctx: AdminCtx, q: { target_user_id?: strin
   return { adjustments: rows.map(toAdjustment), limit: q.limit, offset: q.offset };
 }
 
-/** Canonical JSON (sorted keys, null and absent fields alike) of what an idempotent request asked for. */
-export function requestHash(action: string, body: Record<string, unknown>): string {
+/**
+ * Idempotency keys belong to the administrator who sent them: stored as `<actor id>:<key>`, so
+ * two administrators choosing the same key never see (or block) each other's writes.
+ */
+export const scopedKey = (actorId: string, key: string): string => `${actorId}:${key}`;
+const unscopedKey = (actorId: string, stored: string): string => (stored.startsWith(`${actorId}:`) ? stored.slice(actorId.length + 1) : stored);
+
+/**
+ * Canonical JSON (sorted keys, null and absent fields alike) of what an idempotent request asked
+ * for, including who asked (`actor`).
+ */
+export function requestHash(action: string, body: Record<string, unknown>, actor: string): string {
   const clean = Object.fromEntries(
     Object.entries(body)
       .filter(([, v]) => v !== null && v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
   );
   return createHash('sha256')
-    .update(JSON.stringify({ action, body: clean }))
+    .update(JSON.stringify({ action, actor, body: clean }))
     .digest('hex');
 }
 
@@ -65,8 +75,9 @@ type Work<R> = (
  * key and the same request return the first response and change nothing more; the same key with
  * a different request is 409. The unique index on the key settles two simultaneous first tries.
  */
-async function audited<R>(ctx: AdminCtx, key: string | null | undefined, hash: string, work: Work<R>): Promise<R> {
+async function audited<R>(ctx: AdminCtx, actor: Principal, givenKey: string | null | undefined, hash: string, work: Work<R>): Promise<R> {
   const db = ctx.database.db;
+  const key = givenKey ? scopedKey(actor.user.id, givenKey) : null;
   const replay = async (): Promise<R | null> => {
     if (!key) return null;
     const prior = await db.selectFrom('audit_records').select(['request_hash', 'response_json']).where('idempotency_key', '=', key).executeTakeFirst();
@@ -113,7 +124,7 @@ export async function grantCredits(
       { path: ['amount'], msg: `must be a non-zero integer between -${MAX_GRANT} and ${MAX_GRANT}`, type: 'value_error', input: body.amount },
     ]);
   }
-  return audited(ctx, body.idempotency_key, requestHash('grant_credits', body), async (trx, auditId, now) => {
+  return audited(ctx, actor, body.idempotency_key, requestHash('grant_credits', body, actor.user.id), async (trx, auditId, now) => {
     await requireUser(trx, body.target_user_id);
     const { before, after } = await adjustBalance(trx, body.target_user_id, body.amount, {
       kind: body.amount > 0 ? 'grant' : 'adjustment',
@@ -164,7 +175,7 @@ export async function resetUsage(
   },
 ) {
   const w = parseWindow(body.start, body.end);
-  return audited(ctx, body.idempotency_key, requestHash('reset_usage', body), async (trx, auditId, now) => {
+  return audited(ctx, actor, body.idempotency_key, requestHash('reset_usage', body, actor.user.id), async (trx, auditId, now) => {
     await requireUser(trx, body.target_user_id);
     await ensureBillingAccount(trx, body.target_user_id, now);
     let del = trx.deleteFrom('usage_events').where('user_id', '=', body.target_user_id);

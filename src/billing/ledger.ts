@@ -40,13 +40,30 @@ export async function ensureBillingAccount(db: Db, userId: string, now: number):
     .execute();
 }
 
-/** Runs inside the account-creation transaction: counter row + the free-credit grant entry. */
-export async function openAccountWithFreeCredits(trx: Db, userId: string, freeCredits: number, now: number): Promise<void> {
-  await trx.insertInto('billing_accounts').values({ user_id: userId, balance: freeCredits, billing_active: 0, created_at: now, updated_at: now }).execute();
+/**
+ * Grants an account its free credits, once in its lifetime: the guarded update on
+ * users.free_credits_granted_at decides, so a second verification, a retry or a race grants
+ * nothing more. Creates the counter row when missing. Returns the credits granted (0 if already).
+ */
+export async function grantFreeCreditsOnce(trx: Db, userId: string, freeCredits: number, now: number): Promise<number> {
+  await ensureBillingAccount(trx, userId, now);
+  const claimed = await trx
+    .updateTable('users')
+    .set({ free_credits_granted_at: now })
+    .where('id', '=', userId)
+    .where('free_credits_granted_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(claimed.numUpdatedRows) !== 1 || freeCredits <= 0) return 0;
+  await trx
+    .updateTable('billing_accounts')
+    .set({ balance: sql`balance + ${freeCredits}`, updated_at: now })
+    .where('user_id', '=', userId)
+    .execute();
   await trx
     .insertInto('credit_ledger')
     .values({ id: newId('cle'), user_id: userId, kind: 'grant', amount: freeCredits, metered_credits: 0, description: 'free credits', created_at: now })
     .execute();
+  return freeCredits;
 }
 
 export type HoldRow = CreditHoldsTable;

@@ -8,7 +8,7 @@ export const BillingSummary = z
       remaining: z.number().int().min(0),
     }),
     billing_active: z.boolean(),
-    provider: z.enum(['local', 'stripe']),
+    provider: z.enum(['none', 'local', 'stripe']),
     credit_price_nano_usd: z.number().int().min(0),
     metered: z.object({
       period_start: z.string(),
@@ -22,7 +22,7 @@ export const BillingSummary = z
 
 export const PaymentsBillingProfile = z
   .object({
-    provider: z.enum(['local', 'stripe']),
+    provider: z.enum(['none', 'local', 'stripe']),
     billing_active: z.boolean(),
     customer_id: z.string().nullable(),
     subscription_id: z.string().nullable(),
@@ -42,7 +42,7 @@ export const PaymentsBillingSessionRequest = z
   .meta({ id: 'PaymentsBillingSessionRequest' });
 
 export const PaymentsBillingSession = z
-  .object({ provider: z.enum(['local', 'stripe']), action: z.enum(['checkout', 'portal']), session_id: z.string(), url: z.string() })
+  .object({ provider: z.enum(['none', 'local', 'stripe']), action: z.enum(['checkout', 'portal']), session_id: z.string(), url: z.string() })
   .meta({ id: 'PaymentsBillingSession' });
 
 export const BillingCostsRequest = z.object({ requestIds: z.array(z.string().min(1).max(256)).max(10000) }).meta({ id: 'BillingCostsRequest' });
@@ -51,4 +51,4 @@ export const BillingCostsResponse = z
   .object({ requests: z.array(z.object({ requestId: z.string(), costNanoUsd: z.number().int().min(0) })) })
   .meta({ id: 'BillingCostsResponse' });
 
-export const WebhookAck = z.object({ received: z.literal(true), outcome: z.enum(['applied', 'duplicate', 'ignored', 'unknown_account']) });
+export const WebhookAck = z.object({ received: z.literal(true), outcome: z.enum(['applied', 'duplicate', 'ignored', 'unknown_account', 'stale']) });

@@ -189,32 +189,56 @@ export async function costReport(ctx: Pick<BillingCtx, 'database'>, principal: P
   return { requests: ids.map((requestId) => ({ requestId, costNanoUsd: totals.get(requestId) ?? 0 })) };
 }
 
-/** Sends pending metered usage to the provider (transactional outbox, at-least-once, idempotent ids). */
+/**
+ * Where metered usage recorded under `provider` is reported: the current provider, or `local`
+ * (nothing to send: no money moved, the rows are closed). Usage metered under a provider that is
+ * no longer configured stays pending until it is configured again, never sent to another one.
+ */
+function reporterFor(ctx: BillingCtx, provider: string): PaymentsProvider['reportUsage'] | null {
+  if (provider === ctx.payments.name) return (items) => ctx.payments.reportUsage(items);
+  if (provider === 'local') return async () => undefined;
+  return null;
+}
+
+/**
+ * Sends pending metered usage to the provider it was metered under (transactional outbox,
+ * at-least-once, idempotent ids). Returns how many rows were reported.
+ */
 export async function reportPendingUsage(ctx: BillingCtx, batch = 100): Promise<number> {
   const db = ctx.database.db;
-  const rows = await db
-    .selectFrom('metered_usage_outbox')
-    .select(['id', 'user_id', 'customer_id', 'credits', 'created_at'])
-    .where('reported_at', 'is', null)
-    .where('provider', '=', ctx.payments.name)
-    .orderBy('created_at')
-    .limit(batch)
-    .execute();
-  if (rows.length === 0) return 0;
-  const items = rows.map((r) => ({ ...r, credits: num(r.credits) }));
-  const ids = items.map((r) => r.id);
-  try {
-    await ctx.payments.reportUsage(items);
-  } catch (err) {
-    await db
-      .updateTable('metered_usage_outbox')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: String(err instanceof Error ? err.message : err).slice(0, 500) }))
-      .where('id', 'in', ids)
+  const providers = await db.selectFrom('metered_usage_outbox').select('provider').distinct().where('reported_at', 'is', null).execute();
+  let reported = 0;
+  let failure: unknown = null;
+  for (const { provider } of providers) {
+    const report = reporterFor(ctx, provider);
+    if (!report) continue;
+    const rows = await db
+      .selectFrom('metered_usage_outbox')
+      .select(['id', 'user_id', 'customer_id', 'credits', 'created_at'])
+      .where('reported_at', 'is', null)
+      .where('provider', '=', provider)
+      .orderBy('created_at')
+      .limit(batch)
       .execute();
-    throw err;
+    if (rows.length === 0) continue;
+    const items = rows.map((r) => ({ ...r, credits: num(r.credits) }));
+    const ids = items.map((r) => r.id);
+    try {
+      await report(items);
+    } catch (err) {
+      await db
+        .updateTable('metered_usage_outbox')
+        .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: String(err instanceof Error ? err.message : err).slice(0, 500) }))
+        .where('id', 'in', ids)
+        .execute();
+      failure ??= err;
+      continue;
+    }
+    await db.updateTable('metered_usage_outbox').set({ reported_at: ctx.clock.now() }).where('id', 'in', ids).where('reported_at', 'is', null).execute();
+    reported += items.length;
   }
-  await db.updateTable('metered_usage_outbox').set({ reported_at: ctx.clock.now() }).where('id', 'in', ids).where('reported_at', 'is', null).execute();
-  return items.length;
+  if (failure !== null) throw failure;
+  return reported;
 }
 
 export function startUsageReporter(ctx: BillingCtx, onError: (err: unknown) => void, everyMs = 15_000): { stop(): void } {

@@ -30,14 +30,16 @@ export async function setBillingActive(
 
 /**
  * Applies a verified provider event once: the event id is recorded in the same transaction, so a
- * redelivered webhook changes nothing more. Returns false for an event already applied.
+ * redelivered webhook changes nothing more. Providers deliver out of order, so state changes are
+ * ordered by the event's own `created` time: an event older than the last one applied to the
+ * account is recorded but changes nothing ('stale'). Equal times apply in delivery order.
  */
 export async function applyProviderEvent(
   db: Kysely<DB>,
   provider: string,
-  event: { id: string; type: string; change: BillingChange },
+  event: { id: string; type: string; created: number; change: BillingChange },
   now: number,
-): Promise<'applied' | 'duplicate' | 'ignored' | 'unknown_account'> {
+): Promise<'applied' | 'duplicate' | 'ignored' | 'unknown_account' | 'stale'> {
   return db.transaction().execute(async (trx) => {
     const seen = await trx.selectFrom('payment_events').select('id').where('id', '=', event.id).where('provider', '=', provider).executeTakeFirst();
     if (seen) return 'duplicate';
@@ -59,6 +61,15 @@ export async function applyProviderEvent(
       userId = byCustomer?.user_id ?? null;
     }
     if (!userId) return 'unknown_account';
+    await ensureBillingAccount(trx, userId, now);
+    // Guarded update: claims the account's event clock only when this event is not older.
+    const claimed = await trx
+      .updateTable('billing_accounts')
+      .set({ provider_event_at: event.created })
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('provider_event_at', 'is', null), eb('provider_event_at', '<=', event.created)]))
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return 'stale';
     await setBillingActive(trx, userId, c.kind === 'activate', provider, { customerId: c.customerId, subscriptionId: c.subscriptionId }, now);
     return 'applied';
   });

@@ -37,7 +37,9 @@ export function registerContactRoutes(app: ZApp, deps: Deps): void {
       tags: ['account'],
       security: [{ bearer: [] }],
       body: SendInviteRequest,
-      response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS) },
+      description:
+        'Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address.',
+      response: { 200: SendInviteResponse, ...errors(...AUTH_ERRORS, 403) },
     },
     handler: async (req) => ({ invites: await sendInvites(deps, principalOf(req), req.body.emails) }),
   });

@@ -21,8 +21,12 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
-  /** `schema` isolates a database inside one PostgreSQL database (used by tests). */
-  | { kind: 'postgres'; url: string; schema?: string };
+  /**
+   * `schema` isolates a database inside one PostgreSQL database (used by tests). `migrationUrl`
+   * (MIGRATION_DATABASE_URL) is a role that owns the schema: migrations run as it, and it grants
+   * `url`'s role data rights only (docs/postgres-roles.md).
+   */
+  | { kind: 'postgres'; url: string; schema?: string; migrationUrl?: string | null };
 
 export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: number } = {}): Promise<Database> {
   let db: Kysely<DB>;
@@ -34,9 +38,11 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     let options: string | undefined;
     if (target.schema) {
       if (!/^[a-z_][a-z0-9_]*$/.test(target.schema)) throw new Error('invalid schema name');
-      const c = new pg.Client({ connectionString: target.url });
+      const c = new pg.Client({ connectionString: target.migrationUrl ?? target.url });
       await c.connect();
-      await c.query(`create schema if not exists ${target.schema}`);
+      // Created only when missing: a migration role may own an existing schema without CREATE on the database.
+      const exists = await c.query('select 1 from pg_namespace where nspname = $1', [target.schema]);
+      if (exists.rowCount === 0) await c.query(`create schema if not exists ${target.schema}`);
       await c.end();
       options = `-c search_path=${target.schema}`;
     }
@@ -58,8 +64,45 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     },
     close: () => db.destroy(),
   };
-  await migrate(database, target.kind === 'postgres' ? target.schema : undefined);
+  if (target.kind === 'postgres' && target.migrationUrl) {
+    await migrateAsOwner(target.migrationUrl, database, target.schema);
+  } else {
+    await migrate(database, target.kind === 'postgres' ? target.schema : undefined);
+  }
   return database;
+}
+
+/** Tables whose rows may be added and read, never changed: the service role gets no more. */
+const APPEND_ONLY_TABLES = ['credit_ledger', 'audit_records'] as const;
+const IDENT = /^[A-Za-z_][A-Za-z0-9_$]*$/;
+
+/**
+ * Runs the migrations over a connection of the migration role (which then owns the tables), and
+ * grants the service role (`service`'s current_user) data rights on the schema: read and write,
+ * except UPDATE, DELETE and TRUNCATE on the append-only tables. Not owning the tables, the service
+ * role cannot ALTER or DROP them or their triggers.
+ */
+async function migrateAsOwner(migrationUrl: string, service: Database, schema?: string): Promise<void> {
+  const who = await sql<{ role: string; schema: string | null }>`select current_user as role, current_schema() as schema`.execute(service.db);
+  const serviceRole = who.rows[0]?.role;
+  const target = schema ?? who.rows[0]?.schema;
+  if (!serviceRole || !target || !IDENT.test(serviceRole) || !IDENT.test(target)) {
+    throw new Error('MIGRATION_DATABASE_URL: cannot tell the service role and schema of DATABASE_URL');
+  }
+  const pool = new pg.Pool({ connectionString: migrationUrl, max: 2, options: `-c search_path=${target}` });
+  pool.on('error', () => undefined);
+  const ownerDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    const owner = await sql<{ role: string }>`select current_user as role`.execute(ownerDb);
+    await migrate({ ...service, db: ownerDb }, target);
+    if (owner.rows[0]?.role === serviceRole) return;
+    const q = (text: string) => sql.raw(text).execute(ownerDb);
+    await q(`grant usage on schema "${target}" to "${serviceRole}"`);
+    await q(`grant select, insert, update, delete on all tables in schema "${target}" to "${serviceRole}"`);
+    for (const t of APPEND_ONLY_TABLES) await q(`revoke update, delete, truncate on "${target}"."${t}" from "${serviceRole}"`);
+  } finally {
+    await ownerDb.destroy();
+  }
 }
 
 /**

@@ -10,8 +10,22 @@ export interface UsersTable {
   accepted_free_tier_data_terms: number | null;
   analytics_distinct_id: string | null;
   service_improvement_opt_in: number;
+  /** When the owner proved the address (mailed link or a provider's verified e-mail); null until then. */
+  email_verified_at: number | null;
+  /** When the free credits were granted (once per account). */
+  free_credits_granted_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export interface EmailVerificationsTable {
+  id: string;
+  user_id: string;
+  email: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export interface SessionsTable {
@@ -132,6 +146,8 @@ export interface BillingAccountsTable {
   customer_id: string | null;
   subscription_id: string | null;
   billing_changed_at: number | null;
+  /** `created` time (ms) of the last provider event applied; older events are not applied. */
+  provider_event_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -239,6 +255,7 @@ export interface DB {
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   password_resets: PasswordResetsTable;
+  email_verifications: EmailVerificationsTable;
   contact_messages: ContactMessagesTable;
   invites: InvitesTable;
   oauth_clients: OAuthClientsTable;

@@ -1,7 +1,8 @@
 import type { ForecastResponse } from '../forecasting/schemas.ts';
 
 /**
- * Weights from hold-out scores (lower is better): w_i ∝ 1 / score_i, normalised to sum to 1.
+ * Weights from backtest scores (lower is better): w_i ∝ 1 / score_i, normalised to sum to 1
+ * (the service shrinks them toward equal weights: service.ts `shrunkWeights`).
  * Models with a perfect score (0) share all the weight; non-finite scores get none unless no
  * model has a finite score, in which case the weights are equal.
  */

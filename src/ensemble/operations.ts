@@ -10,7 +10,8 @@ export const ensembleOperations = [
     path: '/v1/forecast/ensemble',
     tags: ['forecasting'],
     summary: 'Ensemble forecast',
-    description: 'Ranks candidate models by a hold-out backtest and blends the top ones. Uses credits.',
+    description:
+      'Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.',
     input: EnsembleForecastRequest,
     output: EnsembleForecastResponseBody,
     auth: ['session', 'api_key', 'oauth'],

@@ -11,6 +11,13 @@ export const EnsembleForecastRequest = z
     max_models: z.number().int().min(1).nullish().describe('At most this many candidates.'),
     budget: z.number().int().min(2).nullish().describe('Most credits to spend (backtests + final forecasts).'),
     top_n: z.number().int().min(1).default(3).describe('Best models blended.'),
+    backtest_windows: z
+      .number()
+      .int()
+      .min(1)
+      .max(3)
+      .default(1)
+      .describe('Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.'),
     scoring_metric: ScoringMetric.default('smape').describe('Backtest score used to rank.'),
     metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back.'),
   })

@@ -17,7 +17,8 @@ const CRPS_LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
 interface Candidate {
   model: string;
-  backtest: PreparedForecast;
+  /** One backtest per window, newest first (window k holds out the heldOut points before the last k * heldOut). */
+  backtests: PreparedForecast[];
   final: PreparedForecast;
   credits: number;
   usage: Usage;
@@ -26,6 +27,8 @@ interface Candidate {
 export interface EnsemblePlan {
   request: EnsembleRequestT;
   heldOut: number;
+  /** Backtest windows (1 to MAX_WINDOWS). */
+  windows: number;
   candidates: Candidate[];
   filters: string[];
   totalCredits: number;
@@ -38,6 +41,37 @@ const addUsage = (a: Usage, b: Usage): Usage => ({
   total_tokens: a.total_tokens + b.total_tokens,
 });
 const ZERO: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+
+/** Most backtest windows per candidate (`backtest_windows`): several windows rank models less by luck. */
+export const MAX_WINDOWS = 3;
+/** Weight of the equal split in the blend: w = (1 - SHRINK) * (1/score, normalised) + SHRINK / k. */
+export const SHRINK = 0.5;
+
+/**
+ * Backtest windows: window k (0-based) holds out the heldOut points ending k * heldOut before the
+ * end; a window is used only while at least half of the shortest input stays before it.
+ */
+export function backtestWindows(heldOut: number, shortest: number, wanted = MAX_WINDOWS): number {
+  let w = 0;
+  while (w < Math.min(wanted, MAX_WINDOWS) && shortest - (w + 1) * heldOut >= Math.ceil(shortest / 2)) w++;
+  return Math.max(1, w);
+}
+
+/** Inverse-score weights shrunk toward equal weights (forecast combination's "shrink to the mean"). */
+export function shrunkWeights(scores: number[]): number[] {
+  const inv = inverseScoreWeights(scores);
+  return inv.map((w) => (1 - SHRINK) * w + SHRINK / inv.length);
+}
+
+/**
+ * The seasonal-naive forecast of `train` for `h` steps (the last season repeated; the last value
+ * when the season is 1 or longer than the data): the yardstick a member must beat on the backtest.
+ */
+export function seasonalNaive(train: number[], h: number, season: number): number[] {
+  const n = train.length;
+  const m = season > 1 && n >= season ? season : 1;
+  return Array.from({ length: h }, (_, k) => train[n - m + (k % m)] as number);
+}
 
 /**
  * Hold-out length: the prediction length, or half the shortest input when that is shorter,
@@ -87,9 +121,14 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
   }
 
   const finalReq = (model: string): ForecastRequestT => ({ model, inputs: req.inputs, parameters: req.parameters ?? null, metadata: req.metadata ?? null });
-  const backtestReq = (model: string): ForecastRequestT => ({
+  const windows = backtestWindows(heldOut, shortest, req.backtest_windows);
+  const backtestReq = (model: string, k: number): ForecastRequestT => ({
     model,
-    inputs: req.inputs.map((x) => ({ target: x.target?.slice(0, (x.target?.length ?? 0) - heldOut), start: x.start ?? null, metadata: x.metadata ?? null })),
+    inputs: req.inputs.map((x) => ({
+      target: x.target?.slice(0, (x.target?.length ?? 0) - (k + 1) * heldOut),
+      start: x.start ?? null,
+      metadata: x.metadata ?? null,
+    })),
     parameters: {
       ...params,
       prediction_length: heldOut,
@@ -114,15 +153,15 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       filters.push(`${id}: no access for this account`);
       continue;
     }
-    let backtest: PreparedForecast;
+    let backtests: PreparedForecast[];
     let final: PreparedForecast;
     let credits: number;
     try {
-      const b = planForecast(ctx, backtestReq(id));
+      const b = Array.from({ length: windows }, (_, k) => planForecast(ctx, backtestReq(id, k)));
       const f = planForecast(ctx, finalReq(id));
-      backtest = b.prepared;
+      backtests = b.map((x) => x.prepared);
       final = f.prepared;
-      credits = b.credits + f.credits;
+      credits = b.reduce((a, x) => a + x.credits, 0) + f.credits;
     } catch (err) {
       if (err instanceof ValidationFailure || (err instanceof AppError && err.status < 500 && err.code !== 'model_not_found')) {
         filters.push(`${id}: cannot serve these inputs (${describe(err)})`);
@@ -138,8 +177,8 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       filters.push(`${id}: skipped, its ${credits} credits would exceed the budget of ${req.budget} (${total} planned)`);
       continue;
     }
-    const u = addUsage(backtest.usage, final.usage);
-    candidates.push({ model: id, backtest, final, credits, usage: u });
+    const u = backtests.reduce((a, b) => addUsage(a, b.usage), final.usage);
+    candidates.push({ model: id, backtests, final, credits, usage: u });
     total += credits;
     usage = addUsage(usage, u);
   }
@@ -157,7 +196,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       },
     ]);
   }
-  return { request: req, heldOut, candidates, filters, totalCredits: total, usage };
+  return { request: req, heldOut, windows, candidates, filters, totalCredits: total, usage };
 }
 
 interface Evaluated {
@@ -166,27 +205,33 @@ interface Evaluated {
   result: ForecastResponse;
 }
 
-function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse, season: number): number {
+/**
+ * Score of one backtest window k (mean over inputs and variates). `backtest` null scores the
+ * seasonal-naive forecast instead (point metrics only; crps returns NaN).
+ */
+function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse | null, season: number, k: number): number {
   const metric = plan.request.scoring_metric;
+  if (!backtest && metric === 'crps') return Number.NaN;
   const scores: number[] = [];
   plan.request.inputs.forEach((input, i) => {
     const target = input.target ?? [];
     const width = Array.isArray(target[0]) ? (target[0] as unknown[]).length : 1;
-    const out = backtest.outputs[i];
-    if (!out) return;
+    const out = backtest ? backtest.outputs[i] : null;
+    if (backtest && !out) return;
     for (let v = 0; v < width; v++) {
       const series = target.map((step) => {
         const x = Array.isArray(step) ? step[v] : step;
         return x === null || x === undefined ? Number.NaN : x;
       });
-      const train = series.slice(0, series.length - plan.heldOut);
-      const actual = series.slice(series.length - plan.heldOut);
-      const mean = out.mean.map((row) => row[v] as number);
+      const end = series.length - k * plan.heldOut;
+      const train = series.slice(0, end - plan.heldOut);
+      const actual = series.slice(end - plan.heldOut, end);
+      const mean = out ? out.mean.map((row) => row[v] as number) : seasonalNaive(train, plan.heldOut, season);
       let s: number;
       if (metric === 'smape') s = smape(actual, mean);
       else if (metric === 'mase') s = mase(actual, mean, train, season);
       else {
-        const qs = out.quantile_predictions ?? [];
+        const qs = out?.quantile_predictions ?? [];
         s = weightedQuantileLoss(
           actual,
           qs.map((q) => q.level),
@@ -208,8 +253,9 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
   const settled = await Promise.all(
     plan.candidates.map(async (c): Promise<Evaluated | null> => {
       try {
-        const [bt, final] = await Promise.all([executePrepared(ctx, c.backtest), executePrepared(ctx, c.final)]);
-        return { candidate: c, score: scoreBacktest(plan, bt, season), result: final };
+        const [final, ...bts] = await Promise.all([executePrepared(ctx, c.final), ...c.backtests.map((b) => executePrepared(ctx, b))]);
+        const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
+        return { candidate: c, score, result: final as ForecastResponse };
       } catch (err) {
         dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
         return null;
@@ -221,8 +267,22 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
     throw new AppError('upstream_empty', `Every candidate failed: ${dropped.join('; ')}`);
   }
   evaluated.sort((a, b) => a.score - b.score || a.candidate.model.localeCompare(b.candidate.model));
-  const members = evaluated.slice(0, req.top_n);
-  const weights = inverseScoreWeights(members.map((m) => m.score));
+  // The yardstick: seasonal naive on the same windows. A candidate that scores worse is not blended
+  // (if every candidate does, the best one alone answers).
+  let yardstick = 0;
+  for (let k = 0; k < plan.windows; k++) yardstick += scoreBacktest(plan, null, season, k) / plan.windows;
+  const beatsYardstick = (e: Evaluated): boolean => !Number.isFinite(yardstick) || e.score <= yardstick;
+  const eligible = evaluated.filter(beatsYardstick);
+  const members = (eligible.length > 0 ? eligible : evaluated.slice(0, 1)).slice(0, req.top_n);
+  const inEnsemble = new Set(members.map((m) => m.candidate.model));
+  const lostToYardstick = evaluated.filter((e) => !beatsYardstick(e)).map((e) => e.candidate.model);
+  const yardstickNote =
+    lostToYardstick.length === 0
+      ? []
+      : [
+          `${lostToYardstick.join(', ')}: ${req.scoring_metric} ${eligible.length > 0 ? 'worse than seasonal naive on the backtest, not blended' : 'every candidate is worse than seasonal naive on the backtest; the best one alone answers'} (seasonal naive ${yardstick.toFixed(4)})`,
+        ];
+  const weights = shrunkWeights(members.map((m) => m.score));
   const weightOf = new Map(members.map((m, k) => [m.candidate.model, weights[k] as number]));
 
   const credits = evaluated.reduce((a, e) => a + e.candidate.credits, 0);
@@ -232,7 +292,7 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
     weights,
   );
   const latency = Math.round((performance.now() - t0) * 100) / 100;
-  const basis = `${req.scoring_metric} on the last ${plan.heldOut} points of ${req.inputs.length} input(s), mean over series; weights ∝ 1/score over the top ${members.length}`;
+  const basis = `${req.scoring_metric} over ${plan.windows} backtest window(s) of ${plan.heldOut} points of ${req.inputs.length} input(s), mean over windows and series; candidates worse than seasonal naive there are left out; weights: half 1/score (normalised), half equal, over the top ${members.length}`;
   const ensembleResult: ForecastResponse = {
     ...blended,
     id: `fcst_${randomUUID().replaceAll('-', '')}`,
@@ -255,10 +315,11 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
         score: Number.isFinite(e.score) ? e.score : Number.MAX_VALUE,
         scoring_metric: req.scoring_metric,
         weight: w,
-        selection_reason:
-          k < req.top_n
-            ? `rank ${k + 1} of ${evaluated.length} by hold-out ${req.scoring_metric} (${e.score.toFixed(4)}): in the ensemble with weight ${w.toFixed(4)}`
-            : `rank ${k + 1} of ${evaluated.length} by hold-out ${req.scoring_metric} (${e.score.toFixed(4)}): outside top_n=${req.top_n}`,
+        selection_reason: inEnsemble.has(e.candidate.model)
+          ? `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): in the ensemble with weight ${w.toFixed(4)}`
+          : !beatsYardstick(e)
+            ? `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): worse than seasonal naive (${yardstick.toFixed(4)})`
+            : `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): outside top_n=${req.top_n}`,
         result: e.result,
       };
     }),
@@ -275,7 +336,7 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
         selection_basis: basis,
         held_out_length: plan.heldOut,
         candidate_count: plan.candidates.length,
-        filters_applied: [...plan.filters, ...dropped],
+        filters_applied: [...plan.filters, ...dropped, ...yardstickNote],
         requested_model_count: req.models?.length ?? null,
         strategy: 'holdout_backtest',
       },

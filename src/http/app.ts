@@ -21,6 +21,36 @@ declare module 'fastify' {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count n trusts the n nearest hops (the address is the
+ * n-th X-Forwarded-For entry from the right), the way Fastify treats a number.
+ */
+function trustProxyOption(v: false | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof v === 'number') return (_address, hop) => hop < v;
+  return v;
+}
+
+/** Path parameters whose value is a credential (e.g. the local checkout link's secret). */
+const SECRET_PARAM = /token|secret|code/i;
+/** Anything shaped like one of our bearer secrets (`tsf…_` + 43 base64url characters). */
+const SECRET_SHAPE = /tsf[a-z]{0,3}_[A-Za-z0-9_-]{20,}/g;
+
+/**
+ * The path as logged: never the query string (it can carry codes and tokens), and path
+ * parameters that are credentials replaced by their name, so link secrets never reach the logs.
+ */
+export function loggablePath(req: FastifyRequest): string {
+  const pattern = req.routeOptions?.url;
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  if (pattern && Object.keys(params).some((k) => SECRET_PARAM.test(k))) {
+    return pattern.replace(/:([A-Za-z0-9_]+)/g, (m, name: string) => {
+      const v = params[name];
+      return SECRET_PARAM.test(name) || typeof v !== 'string' ? m : encodeURIComponent(v);
+    });
+  }
+  return (req.url.split('?')[0] ?? '').replace(SECRET_SHAPE, '[redacted]');
+}
+
 /** The Fastify app with everything but the routes: parsing, errors, OpenAPI, auth and rate-limit hooks. */
 export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -30,14 +60,14 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
         ? false
         : {
             level: config.logLevel,
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
             redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
             serializers: {
-              // The path only: query strings can carry codes and tokens.
-              req: (req: FastifyRequest) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
+              req: (req: FastifyRequest) => ({ method: req.method, url: loggablePath(req), remoteAddress: req.ip }),
             },
           },
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

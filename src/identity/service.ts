@@ -163,11 +163,19 @@ async function findOrCreateUser(ctx: IdentityCtx, provider: string, p: ProviderP
     const email = normaliseEmail(p.email);
     const existing = await findUserByEmail(db, email);
     if (existing) {
+      // Only a proven address may be taken over by a provider sign-in: otherwise whoever registered
+      // the address first (without owning it) would receive the owner's provider identity.
+      if (existing.email_verified_at === null) {
+        throw new SignInError(
+          'account_not_verified',
+          'An account with this e-mail exists but its address was never confirmed, so the provider was not linked to it. Sign in to that account and link the provider from the account page, confirm the address from the mail, or reset the password by e-mail.',
+        );
+      }
       await db.insertInto('oauth_identities').values(identity(existing.id)).execute();
       return existing;
     }
     // Same path as register: the account-created hooks (free credits) and the identity, one transaction.
-    return await createUser(ctx, { email, name: p.name, password_hash: null }, ctx.accountCreatedHooks, async (trx, user) => {
+    return await createUser(ctx, { email, name: p.name, password_hash: null, email_verified: true }, ctx.accountCreatedHooks, async (trx, user) => {
       await trx.insertInto('oauth_identities').values(identity(user.id)).execute();
     });
   } catch (err) {

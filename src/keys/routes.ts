@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
 import { CreatedKey, CreateKeyRequest, KeyRecord } from './schemas.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.ts';
+import { createApiKey, listApiKeys, revokeAllApiKeys, revokeApiKey } from './service.ts';
 
 export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/keys', {
@@ -28,6 +28,19 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) },
     },
     handler: async (req) => createApiKey(deps, principalOf(req), req.body.label),
+  });
+
+  app.delete('/api/account/keys', {
+    config: { auth: 'user' },
+    schema: {
+      operationId: 'revokeAllAccountKeys',
+      tags: ['keys'],
+      security: [{ bearer: [] }],
+      description:
+        'Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.',
+      response: { 200: z.object({ ok: z.literal(true), revoked: z.number().int() }).meta({ id: 'RevokeAllKeysResponse' }), ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => ({ ok: true as const, revoked: await revokeAllApiKeys(deps, principalOf(req)) }),
   });
 
   app.delete('/api/account/keys/:key_id', {

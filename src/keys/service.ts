@@ -62,3 +62,14 @@ export async function revokeApiKey(ctx: Ctx, principal: Principal, keyId: string
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) throw notFound('API key');
 }
+
+/** Revokes every live key of the caller's account at once (e.g. after a suspected compromise). */
+export async function revokeAllApiKeys(ctx: Ctx, principal: Principal): Promise<number> {
+  const r = await ctx.database.db
+    .updateTable('api_keys')
+    .set({ revoked_at: ctx.clock.now() })
+    .where('user_id', '=', principal.user.id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

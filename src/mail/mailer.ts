@@ -16,7 +16,8 @@ export interface Mailer {
 /**
  * SMTP through nodemailer when SMTP_URL is set; otherwise each message is rendered to a real
  * RFC 822 `.eml` file under the outbox directory (nodemailer's stream transport), so a laptop
- * install needs no mail server and the operator can still open every mail that was sent.
+ * install needs no mail server and the operator can still open every mail that was sent (a
+ * `.txt` copy of the plain text sits beside each `.eml`, so links can be copied or grepped).
  */
 export function createMailer(opts: { smtpUrl: string | null; from: string; outboxDir: string }): Mailer {
   if (opts.smtpUrl) {
@@ -32,7 +33,10 @@ export function createMailer(opts: { smtpUrl: string | null; from: string; outbo
     async send(msg) {
       const info = await transport.sendMail({ from: opts.from, ...msg });
       await mkdir(opts.outboxDir, { recursive: true });
-      await writeFile(join(opts.outboxDir, `${newId('mail')}.eml`), info.message as Buffer);
+      const name = newId('mail');
+      await writeFile(join(opts.outboxDir, `${name}.eml`), info.message as Buffer);
+      // The .eml body is quoted-printable (long links are split); the .txt beside it is the plain text.
+      await writeFile(join(opts.outboxDir, `${name}.txt`), `To: ${msg.to}\nSubject: ${msg.subject}\n\n${msg.text}`);
     },
   };
 }

@@ -2,8 +2,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { refuse, type RateDecision } from './limiter.ts';
 
-/** Public routes limited per client address against brute force and mail flooding. */
-export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set(['/api/auth/login', '/api/auth/register', '/api/auth/forgot-password']);
+/**
+ * Routes limited per client address (AUTH_RATE_LIMIT_PER_MINUTE each), against brute force,
+ * CPU burning (password hashing) and mail flooding. Authenticated ones among them (invites,
+ * resend) also count against the account as usual.
+ */
+export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
+  '/api/auth/login',
+  '/api/auth/register',
+  '/api/auth/forgot-password',
+  '/api/auth/reset-password',
+  '/api/auth/verify-email',
+  '/api/auth/verify-email/resend',
+  '/verify-email',
+  '/api/auth/oauth/start',
+  '/api/contact',
+  '/api/account/invites',
+]);
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,11 +44,10 @@ function applyHeaders(reply: FastifyReply, d: RateDecision): void {
 export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
   app.addHook('preValidation', async (req, reply) => {
     const url = req.routeOptions.url;
-    if (url && AUTH_LIMITED_ROUTES.has(url)) {
+    if (url && AUTH_LIMITED_ROUTES.has(url) && (req.method === 'POST' || url === '/api/auth/oauth/start')) {
       const d = await deps.rateLimiter.consumeAuth(url, req.ip);
       applyHeaders(reply, d);
       if (!d.allowed) throw refuse(d, 'attempts from this address');
-      return;
     }
     if (!req.principal) return;
     const points = req.routeOptions.config.points?.(req) ?? 1;

@@ -12,6 +12,7 @@ export const SECRET_PREFIX = {
   oauthAccess: 'tsfo_',
   oauthRefresh: 'tsfrt_',
   oauthCode: 'tsfc_',
+  emailVerification: 'tsfv_',
 } as const;
 
 export function newSecret(prefix: string): string {

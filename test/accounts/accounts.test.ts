@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { call, createTestApp, DB_KIND, expectSchema, registerUser, verifyEmail, routeSchema, uniqueEmail, type TestApp } from '../helpers/app.ts';
 
 describe(`accounts (${DB_KIND})`, () => {
   let t: TestApp;
@@ -82,10 +82,15 @@ describe(`accounts (${DB_KIND})`, () => {
     assert.equal(wrong.body.error, unknown.body.error);
   });
 
-  test('ADMIN_EMAILS accounts get the administrator role', async () => {
+  test('ADMIN_EMAILS accounts get the administrator role once the e-mail is verified', async () => {
     const r = await call(t, 'POST', '/api/auth/register', { body: { email: 'Boss@Example.com', password: 'bosspassword' } });
     assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.user.role, 'admin');
+    assert.equal(r.body.user.role, 'user');
+    assert.equal(r.body.user.email_verified, false);
+    await verifyEmail(t, 'boss@example.com');
+    const me = await call(t, 'GET', '/api/account/me', { token: r.body.token });
+    assert.equal(me.body.role, 'admin');
+    assert.equal(me.body.email_verified, true);
   });
 
   test('me: needs a credential; works with a session token and with the cookie', async () => {

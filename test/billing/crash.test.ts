@@ -26,6 +26,7 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; base: stri
       INFERENCE_TIMEOUT_MS: '2000',
       BILLING_HOLD_GRACE_MS: '0',
       INFERENCE_WORKERS: '2',
+      FREE_CREDITS_ON: 'register',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

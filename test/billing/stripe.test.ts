@@ -71,12 +71,12 @@ describe(`Stripe provider: webhooks with signature verification, checkout, porta
       headers: { 'content-type': 'application/json', ...(opts.noSignature ? {} : { 'stripe-signature': header }) },
     });
   };
-  const event = (id: string, type: string, object: Record<string, unknown>) => ({
+  const event = (id: string, type: string, object: Record<string, unknown>, created = 1) => ({
     id,
     object: 'event',
     type,
     livemode: false,
-    created: 1,
+    created,
     api_version: null,
     data: { object },
   });
@@ -157,6 +157,54 @@ describe(`Stripe provider: webhooks with signature verification, checkout, porta
     assert.equal(JSON.parse(r.body).outcome, 'unknown_account');
     const i = await deliver(event('evt_invoice', 'invoice.paid', { id: 'in_1', object: 'invoice' }));
     assert.equal(JSON.parse(i.body).outcome, 'ignored');
+  });
+
+  test('#12.4 state changes follow event.created, not delivery order: a late older "active" does not undo a cancellation', async () => {
+    const u = await registerUser(t);
+    const sub = (status: string) => ({ id: 'sub_O', object: 'subscription', customer: 'cus_O', status, metadata: { user_id: u.id } });
+    const active = async () => (await call(t, 'GET', '/api/account/billing', { token: u.token })).body.billing_active as boolean;
+    assert.equal(JSON.parse((await deliver(event('evt_o_created', 'customer.subscription.created', sub('active'), 100))).body).outcome, 'applied');
+    assert.equal(await active(), true);
+    assert.equal(JSON.parse((await deliver(event('evt_o_deleted', 'customer.subscription.deleted', sub('canceled'), 300))).body).outcome, 'applied');
+    assert.equal(await active(), false);
+    const late = await deliver(event('evt_o_updated', 'customer.subscription.updated', sub('active'), 200));
+    assert.equal(late.statusCode, 200);
+    assert.equal(JSON.parse(late.body).outcome, 'stale');
+    assert.equal(await active(), false, 'the older event did not turn billing back on');
+    // A genuinely newer event still applies.
+    assert.equal(JSON.parse((await deliver(event('evt_o_again', 'customer.subscription.created', sub('active'), 400))).body).outcome, 'applied');
+    assert.equal(await active(), true);
+  });
+
+  test('#12.3 usage is reported to the provider it was metered under: local rows are closed, not sent to Stripe nor left pending', async () => {
+    const u = await registerUser(t);
+    const db = t.deps.database.db;
+    const row = (id: string, provider: string, customer: string | null) => ({
+      id,
+      user_id: u.id,
+      provider,
+      customer_id: customer,
+      usage_event_id: `use_${id}`,
+      credits: 3,
+      created_at: Date.now(),
+      reported_at: null,
+      attempts: 0,
+      last_error: null,
+    });
+    await db
+      .insertInto('metered_usage_outbox')
+      .values([row('mub_local_1', 'local', `local_${u.id}`), row('mub_stripe_1', 'stripe', 'cus_L')])
+      .execute();
+    const before = stub.requests.filter((r) => r.path === '/v1/billing/meter_events').length;
+    assert.equal(await reportPendingUsage(t.deps), 2);
+    const sent = stub.requests.filter((r) => r.path === '/v1/billing/meter_events').slice(before);
+    assert.deepEqual(
+      sent.map((r) => r.body.get('identifier')),
+      ['mub_stripe_1'],
+      'only the Stripe-metered row went to Stripe',
+    );
+    const pending = await db.selectFrom('metered_usage_outbox').select('id').where('user_id', '=', u.id).where('reported_at', 'is', null).execute();
+    assert.deepEqual(pending, []);
   });
 
   test('PAYMENTS_PROVIDER=stripe without its keys stops start-up naming the variables', async () => {

@@ -153,4 +153,22 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('naive'));
     assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('naive: baseline')));
   });
+
+  test('backtest_windows: scored over several windows and charged per window; a candidate worse than seasonal naive is not blended', async () => {
+    const body = { inputs: [{ target: seasonal }], parameters: { prediction_length: 6, frequency: 'MS' }, models: ['naive', 'seasonal-naive', 'theta'] };
+    const one = await ensemble(body);
+    const three = await ensemble({ ...body, backtest_windows: 3 });
+    assert.equal(one.status, 200, one.text);
+    assert.equal(three.status, 200, three.text);
+    assert.ok(three.body.ensemble_metadata.total_cost_credits > one.body.ensemble_metadata.total_cost_credits);
+    assert.match(three.body.ensemble_metadata.selection.selection_basis, /3 backtest window/);
+    assert.match(one.body.ensemble_metadata.selection.selection_basis, /1 backtest window/);
+    // naive cannot follow the season: worse than the seasonal-naive yardstick, so weight 0 although top_n is 3
+    const naive = three.body.ranked_results.find((x: { model: string }) => x.model === 'naive');
+    assert.equal(naive.weight, 0);
+    assert.match(naive.selection_reason, /worse than seasonal naive/);
+    assert.ok(three.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.includes('worse than seasonal naive')));
+    const bad = await ensemble({ ...body, backtest_windows: 4 });
+    assert.equal(bad.status, 422);
+  });
 });

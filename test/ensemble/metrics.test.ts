@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inverseScoreWeights } from '../../src/ensemble/blend.ts';
 import { mase, maseScale, smape, weightedQuantileLoss } from '../../src/ensemble/metrics.ts';
-import { heldOutLength } from '../../src/ensemble/service.ts';
+import { backtestWindows, heldOutLength, seasonalNaive, shrunkWeights } from '../../src/ensemble/service.ts';
 
 describe('ensemble metrics', () => {
   test('sMAPE: hand-computed values; 0/0 counts as 0; NaN actuals skipped', () => {
@@ -44,5 +44,28 @@ describe('ensemble metrics', () => {
     assert.equal(heldOutLength(18, 20), 10);
     assert.equal(heldOutLength(6, 1), 0);
     assert.equal(heldOutLength(6, 2), 1);
+  });
+
+  test('backtest windows: up to 3, each leaving half the shortest series before it', () => {
+    assert.equal(backtestWindows(18, 126), 3);
+    assert.equal(backtestWindows(6, 20), 1);
+    assert.equal(backtestWindows(3, 10), 1);
+    assert.equal(backtestWindows(10, 20), 1);
+    assert.equal(backtestWindows(4, 60), 3);
+    assert.equal(backtestWindows(4, 60, 1), 1);
+  });
+
+  test('shrunk weights: halfway between inverse-score and equal, summing to 1', () => {
+    const w = shrunkWeights([1, 2, 4]);
+    assert.ok(Math.abs(w.reduce((a, b) => a + b, 0) - 1) < 1e-12);
+    assert.ok(Math.abs((w[0] as number) - (0.5 * 4) / 7 - 0.5 / 3) < 1e-12);
+    assert.ok((w[0] as number) > (w[1] as number) && (w[1] as number) > (w[2] as number));
+    assert.ok((w[2] as number) >= 0.5 / 3, 'every member keeps at least half an equal share');
+  });
+
+  test('seasonal naive yardstick repeats the last season, or the last value', () => {
+    assert.deepEqual(seasonalNaive([1, 2, 3, 4, 5, 6], 5, 3), [4, 5, 6, 4, 5]);
+    assert.deepEqual(seasonalNaive([1, 2, 3], 2, 1), [3, 3]);
+    assert.deepEqual(seasonalNaive([1, 2], 2, 12), [2, 2]);
   });
 });

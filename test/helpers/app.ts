@@ -37,7 +37,8 @@ export interface TestAppOptions {
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tsfm-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...opts.env });
+  // Tests exercise billing through the local provider unless they choose otherwise (the service's default is none).
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PAYMENTS_PROVIDER: 'local', ...opts.env });
   let target: DatabaseTarget = { kind: 'sqlite', path: join(dataDir, 'test.sqlite') };
   const schema = `t_${randomBytes(6).toString('hex')}`;
   if (TEST_DATABASE_URL) target = { kind: 'postgres', url: TEST_DATABASE_URL, schema };
@@ -111,13 +112,33 @@ export interface TestUser {
   token: string;
 }
 
-/** Registers a fresh account (one per test: no shared seeded state). */
-export async function registerUser(t: TestApp, opts: { email?: string; password?: string; name?: string } = {}): Promise<TestUser> {
+/**
+ * Registers a fresh account (one per test: no shared seeded state) and confirms its e-mail by
+ * following the link from the mailed confirmation, so it has its free credits (FREE_CREDITS_ON=verify)
+ * and, when listed in ADMIN_EMAILS, the administrator role. `verified: false` stops after register.
+ */
+export async function registerUser(t: TestApp, opts: { email?: string; password?: string; name?: string; verified?: boolean } = {}): Promise<TestUser> {
   const email = opts.email ?? uniqueEmail();
   const password = opts.password ?? 'correct horse battery';
   const r = await call(t, 'POST', '/api/auth/register', { body: { email, password, ...(opts.name ? { name: opts.name } : {}) } });
   if (r.status !== 200) throw new Error(`register failed: ${r.status} ${r.text}`);
-  return { id: r.body.user.id, email: r.body.user.email, password, token: r.body.token };
+  const user = { id: r.body.user.id, email: r.body.user.email, password, token: r.body.token };
+  if (opts.verified !== false) await verifyEmail(t, user.email);
+  return user;
+}
+
+/** The token of the last confirmation link mailed to `email` (from the test app's MemoryMailer). */
+export function verificationTokenFor(t: TestApp, email: string): string {
+  const mail = t.mailer.sent.filter((m) => m.to === email && /\/verify-email\?token=/.test(m.text)).at(-1);
+  const m = mail ? /\/verify-email\?token=([^\s]+)/.exec(mail.text) : null;
+  if (!m?.[1]) throw new Error(`no confirmation mail was sent to ${email}`);
+  return decodeURIComponent(m[1]);
+}
+
+/** Follows the mailed confirmation link of `email` the way its owner would. */
+export async function verifyEmail(t: TestApp, email: string): Promise<void> {
+  const r = await call(t, 'POST', '/api/auth/verify-email', { body: { token: verificationTokenFor(t, email) } });
+  if (r.status !== 200) throw new Error(`verify-email failed: ${r.status} ${r.text}`);
 }
 
 export async function createKey(t: TestApp, user: TestUser, label = 'test'): Promise<{ id: string; key: string }> {

@@ -121,6 +121,36 @@ describe(`identity-provider sign-in (${DB_KIND})`, () => {
     assert.deepEqual(none.body.identities, []);
   });
 
+  test('#12.2 a provider sign-in is not linked to an account whose e-mail was never verified (squatter)', async () => {
+    // Someone registers the victim's address with a password and never confirms it.
+    const squatter = await registerUser(t, { verified: false });
+    const key = await call(t, 'POST', '/api/account/keys', { token: squatter.token, body: { label: 'squat' } });
+    assert.equal(key.status, 200);
+    // The real owner signs in with a provider that verified the address.
+    claims = { sub: `sub-owner-${squatter.email}`, email: squatter.email, email_verified: true };
+    const r = await signIn();
+    assert.equal(r.location, '/login?oauth_error=account_not_verified');
+    assert.equal(r.session, undefined, 'no session into the squatted account');
+    const ids = await call(t, 'GET', '/api/account/oauth/identities', { token: squatter.token });
+    assert.deepEqual(ids.body.identities, [], 'nothing linked');
+    // Once the address is verified by its owner, the provider links to it.
+    const verified = await registerUser(t);
+    claims = { sub: `sub-owner-${verified.email}`, email: verified.email, email_verified: true };
+    const ok = await signIn();
+    const me = await call(t, 'GET', '/api/account/me', { token: ok.session as string });
+    assert.equal(me.body.id, verified.id);
+  });
+
+  test('an account created by a provider sign-in counts as verified and gets its free credits', async () => {
+    const email = uniqueEmail('idp-credits');
+    claims = { sub: `sub-${email}`, email, email_verified: true };
+    const r = await signIn();
+    const me = await call(t, 'GET', '/api/account/me', { token: r.session as string });
+    assert.equal(me.body.email_verified, true);
+    const bill = await call(t, 'GET', '/api/account/billing', { token: r.session as string });
+    assert.equal(bill.body.free_credits.remaining, 80000);
+  });
+
   test('an unverified e-mail neither links nor creates an account', async () => {
     const u = await registerUser(t);
     claims = { sub: `sub-unverified-${u.email}`, email: u.email, email_verified: false };

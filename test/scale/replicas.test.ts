@@ -118,6 +118,8 @@ describe('three replicas on one PostgreSQL and one Redis', () => {
       REDIS_URL: `redis://${REDIS.host}:${REDIS.port}`,
       RATE_LIMIT_FREE_PER_MINUTE: '60',
       FREE_CREDITS: '40',
+      // Credits at register: this test is about replicas, not e-mail confirmation.
+      FREE_CREDITS_ON: 'register',
       INFERENCE_WORKERS: '1',
       INFERENCE_TIMEOUT_MS: '2000',
       BILLING_HOLD_GRACE_MS: '0',

@@ -65,7 +65,7 @@ export function createStripeProvider(
     verifyWebhook(rawBody: string, signature: string | undefined): VerifiedEvent {
       if (!signature) throw new Error('missing stripe-signature header');
       const event = client.webhooks.constructEvent(rawBody, signature, settings.webhookSecret);
-      return { id: event.id, type: event.type, change: changeOf(event) };
+      return { id: event.id, type: event.type, created: event.created * 1000, change: changeOf(event) };
     },
   };
 }

@@ -34,11 +34,13 @@ export type BillingChange =
 export interface VerifiedEvent {
   id: string;
   type: string;
+  /** When the provider created the event (epoch ms): state changes apply in this order, not delivery order. */
+  created: number;
   change: BillingChange;
 }
 
 export interface PaymentsProvider {
-  readonly name: 'local' | 'stripe';
+  readonly name: 'none' | 'local' | 'stripe';
   checkout(user: ProviderUser, account: ProviderAccount, urls: { successUrl: string; cancelUrl: string }): Promise<ProviderSession>;
   portal(user: ProviderUser, account: ProviderAccount, urls: { returnUrl: string }): Promise<ProviderSession>;
   /** Sends metered usage; resolves when the provider accepted every item (items are idempotent by id). */

@@ -3,6 +3,7 @@ import type { Dialect } from '../dialect.ts';
 import { m0001_accounts } from './0001_accounts.ts';
 import { m0002_billing } from './0002_billing.ts';
 import { m0003_oauth } from './0003_oauth.ts';
+import { m0004_verification } from './0004_verification.ts';
 
 export interface DialectMigration {
   // biome-ignore lint: migrations run against a schema that is still changing
@@ -14,4 +15,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0001_accounts': m0001_accounts,
   '0002_billing': m0002_billing,
   '0003_oauth': m0003_oauth,
+  '0004_verification': m0004_verification,
 };

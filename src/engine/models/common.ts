@@ -1,5 +1,6 @@
 import { EngineError } from '../types.ts';
 import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
+import { calibrationFactor, scaleForecast } from '../stats/calibrate.ts';
 import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
 import { fillMissing } from '../stats/prepare.ts';
 import { seriesSeed } from '../stats/prng.ts';
@@ -53,6 +54,7 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
   let fc: GaussianForecast;
   try {
     fc = fit(y, { horizon: job.horizon, seasonLength });
+    fc = calibrated(y, fc, fit, job.horizon, seasonLength, info.minPoints);
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw new EngineError('failed', `${info.id} failed on series ${i}: ${err instanceof Error ? err.message : String(err)}`, i);
@@ -60,13 +62,36 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
   if (fc.mean.length !== job.horizon || fc.mean.some((v) => !Number.isFinite(v))) {
     throw new EngineError('failed', `${info.id} produced no finite forecast for series ${i}`, i);
   }
+  // A series that never goes below zero is forecast never below zero (counts, sales, loads): a
+  // negative value is then always further from any possible outcome than zero is.
+  const floor = y.every((v) => v >= 0) ? (v: number): number => Math.max(0, v) : (v: number): number => v;
   const out: SeriesForecast = {
-    mean: fc.mean,
-    quantiles: quantileRows(fc, job.quantileLevels),
+    mean: fc.mean.map(floor),
+    quantiles: quantileRows(fc, job.quantileLevels).map((row) => row.map(floor)),
     info: { seasonLength, seasonDetected: detected, missingFilled: missing, pointsUsed: y.length, ...fc.info },
   };
-  if (job.numSamples > 0) out.samples = samplePaths(fc, job.numSamples, seriesSeed(job.seed, i));
+  if (job.numSamples > 0) out.samples = samplePaths(fc, job.numSamples, seriesSeed(job.seed, i)).map((row) => row.map(floor));
   return out;
+}
+
+/**
+ * Backtest windows used to calibrate every statistical model's intervals (stats/calibrate.ts):
+ * three, or one above LONG_SERIES points, where each refit costs as much as the forecast itself
+ * (auto-arima on 1,000 hourly points: about 5 s of CPU per fit) and one window already holds a
+ * full horizon of errors.
+ */
+export const CALIBRATION_WINDOWS = 3;
+export const LONG_SERIES = 500;
+
+function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
+  const minTrain = Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
+  const cal = calibrationFactor(y, horizon, (train, h) => fit(train, { horizon: h, seasonLength }), {
+    windows: y.length > LONG_SERIES ? 1 : CALIBRATION_WINDOWS,
+    minTrain,
+  });
+  if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
+  const out = scaleForecast(fc, cal.factor);
+  return { ...out, info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, errors: cal.errors } } };
 }
 
 /** Root-mean-square of the finite values (0 when none). */

@@ -1,45 +1,45 @@
-import { sdFromInterval, type GaussianForecast } from '../stats/distribution.ts';
-import { deseasonalise } from '../stats/season.ts';
-import { augurs } from '../stats/wasm.ts';
+import type { GaussianForecast } from '../stats/distribution.ts';
+import { autoEts as searchEts, etsName, forecastEts } from '../stats/ets.ts';
+import { isConstant } from '../stats/unitroot.ts';
 import { statisticalModel, type FitContext } from './common.ts';
 import { naiveForecast } from './simple.ts';
 
-/** Interval level asked of augurs; its bounds are turned back into standard deviations. */
-const LEVEL = 0.95;
-
 /**
- * AutoETS from @bsull/augurs (a port of statsforecast's AutoETS: error, trend and damping chosen
- * by AICc among the non-seasonal ETS models). augurs 0.10 has no seasonal ETS component, so a
- * season is handled the M4-benchmark way: classical decomposition (when R thetaf's ACF test finds
- * it), ETS on the adjusted series, the seasonal index put back on the forecast and its intervals.
- * Series too short for augurs (it needs a handful of points) fall back to the naive model.
+ * AutoETS: the port of R forecast's `ets` in stats/ets.ts (error, trend, damping and season
+ * chosen by AICc among the 15 ETS models R's defaults allow; seasons up to 24 per cycle, as R).
+ * Forecast means and variances are forecast.ets's analytic ones (classes 1 to 3).
+ * A constant series is forecast as that constant; 6 points or fewer (where R switches to
+ * HoltWinters) or no fittable model: the naive model answers and `info.fallback` says why.
  */
-export function etsForecast(y: readonly number[], ctx: FitContext, spec = 'ZZZ'): GaussianForecast {
-  const seasonal = deseasonalise(y, ctx.seasonLength);
+export function etsForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
   const n = y.length;
-  const { AutoETS } = augurs().ets;
-  const model = new AutoETS(1, spec);
-  try {
-    let f: ReturnType<typeof model.predict>;
-    try {
-      model.fit(Float64Array.from(seasonal.adjusted));
-      f = model.predict(ctx.horizon, LEVEL);
-    } catch (err) {
-      const fallback = naiveForecast(y, ctx);
-      return { ...fallback, info: { fallback: `naive: augurs AutoETS could not fit (${err instanceof Error ? err.message : String(err)})` } };
-    }
-    const lower = f.intervals?.lower ?? f.point;
-    const upper = f.intervals?.upper ?? f.point;
-    const { sdLow, sdHigh } = sdFromInterval(f.point, lower, upper, LEVEL);
-    return {
-      mean: f.point.map((v, h) => seasonal.reseasonalise(v, n + h)),
-      sdLow: sdLow.map((sd, h) => seasonal.scaleSd(sd, n + h)),
-      sdHigh: sdHigh.map((sd, h) => seasonal.scaleSd(sd, n + h)),
-      info: { seasonalAdjustment: seasonal.type },
-    };
-  } finally {
-    model.free();
+  if (isConstant(y)) {
+    const zero = new Array<number>(ctx.horizon).fill(0);
+    return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' } };
   }
+  const found = n > 6 ? searchEts(y, ctx.seasonLength) : null;
+  if (!found) {
+    const fallback = naiveForecast(y, ctx);
+    return { ...fallback, info: { fallback: n > 6 ? 'naive: no ETS model could be fitted' : 'naive: 6 points or fewer' } };
+  }
+  const { fit, tried } = found;
+  const fc = forecastEts(fit, ctx.horizon);
+  const sd = fc.variance.map((v) => (Number.isFinite(v) && v > 0 ? Math.sqrt(v) : 0));
+  return {
+    mean: fc.mean,
+    sdLow: sd,
+    sdHigh: sd.slice(),
+    info: {
+      model: etsName(fit),
+      alpha: fit.alpha,
+      ...(fit.trend !== 'N' ? { beta: fit.beta } : {}),
+      ...(fit.season !== 'N' ? { gamma: fit.gamma } : {}),
+      ...(fit.damped ? { phi: fit.phi } : {}),
+      sigma2: fit.sigma2,
+      aicc: fit.aicc,
+      modelsTried: tried,
+    },
+  };
 }
 
 export const autoEts = statisticalModel(
@@ -47,10 +47,11 @@ export const autoEts = statisticalModel(
     id: 'auto-ets',
     name: 'AutoETS',
     family: 'exponential smoothing',
-    description: 'Exponential smoothing with automatic choice of error, trend and damping (AICc), via @bsull/augurs; seasonality by classical decomposition.',
+    description:
+      "Exponential smoothing state-space models (R forecast's ets, ported): additive or multiplicative error and season, additive or damped trend, chosen by AICc.",
     minPoints: 4,
     capabilities: ['seasonality'],
-    quantileMethod: "analytic: the ETS model's own prediction intervals (augurs), read as Gaussian sd per step, seasonal index applied",
+    quantileMethod: "analytic: forecast.ets's prediction variances (classes 1-3, Gaussian)",
   },
   (y, ctx) => etsForecast(y, ctx),
 );

@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import * as etsModule from '@bsull/augurs/ets';
-import * as mstlModule from '@bsull/augurs/mstl';
 import * as seasonsModule from '@bsull/augurs/seasons';
 
 /**
@@ -22,12 +20,10 @@ function initOne(mod: SyncInitialisable, specifier: string): void {
   mod.initSync({ module: readFileSync(jsPath.replace(/\.js$/, '_bg.wasm')) });
 }
 
-export function augurs(): { ets: typeof etsModule; mstl: typeof mstlModule; seasons: typeof seasonsModule } {
+export function augurs(): { seasons: typeof seasonsModule } {
   if (!initialised) {
-    initOne(etsModule, '@bsull/augurs/ets');
-    initOne(mstlModule, '@bsull/augurs/mstl');
     initOne(seasonsModule, '@bsull/augurs/seasons');
     initialised = true;
   }
-  return { ets: etsModule, mstl: mstlModule, seasons: seasonsModule };
+  return { seasons: seasonsModule };
 }

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { etsForecast } from '../../src/engine/models/ets.ts';
+import { mstlPeriods, mstlForecast } from '../../src/engine/models/mstl.ts';
+import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
+import { calibrationFactor, calibrationOrigins } from '../../src/engine/stats/calibrate.ts';
+import { autoEts, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
+import { nmmin } from '../../src/engine/stats/nmmin.ts';
+import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
+
+const close = (a: number, b: number, tol: number, what = ''): void => assert.ok(Math.abs(a - b) <= tol, `${what} ${a} != ${b} (tol ${tol})`);
+
+/** R's datasets::AirPassengers, monthly 1949-1960. */
+const AIR = [
+  112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140, 145, 150, 178, 163, 172, 178, 199,
+  199, 184, 162, 146, 166, 171, 180, 193, 181, 183, 218, 230, 242, 209, 191, 172, 194, 196, 196, 236, 235, 229, 243, 264, 272, 237, 211, 180, 201, 204, 188,
+  235, 227, 234, 264, 302, 293, 259, 229, 203, 229, 242, 233, 267, 269, 270, 315, 364, 347, 312, 274, 237, 278, 284, 277, 317, 313, 318, 374, 413, 405, 355,
+  306, 271, 306, 315, 301, 356, 348, 355, 422, 465, 467, 404, 347, 305, 336, 340, 318, 362, 348, 363, 435, 491, 505, 404, 359, 310, 337, 360, 342, 406, 396,
+  420, 472, 548, 559, 463, 407, 362, 405, 417, 391, 419, 461, 472, 535, 622, 606, 508, 461, 390, 432,
+];
+
+describe("R's Nelder-Mead (nmmin)", () => {
+  it("reproduces R's optim(c(-1.2, 1), rosenbrock) example: par 1.000260 1.000506, value 8.825241e-08, 195 evaluations", () => {
+    const fr = (x: Float64Array): number => 100 * (x[1]! - x[0]! * x[0]!) ** 2 + (1 - x[0]!) ** 2;
+    const r = nmmin(fr, [-1.2, 1], { maxit: 500 });
+    close(r.x[0]!, 1.00026, 1e-6, 'x1');
+    close(r.x[1]!, 1.000506, 1e-6, 'x2');
+    close(r.value, 8.825241e-8, 1e-12, 'value');
+    assert.equal(r.fnCount, 195);
+    assert.equal(r.fail, 0);
+  });
+});
+
+describe("ETS port of R forecast's ets", () => {
+  it("AirPassengers: R's ETS(M,Ad,M) with its parameters and information criteria", () => {
+    // R (forecast 8.x): ets(AirPassengers) -> ETS(M,Ad,M), alpha 0.7096, beta 0.0204, gamma 1e-04,
+    // phi 0.98; AIC 1395.166, AICc 1400.638, BIC 1448.623.
+    const found = autoEts(AIR, 12);
+    assert.ok(found);
+    const f = found.fit;
+    assert.equal(etsName(f), 'ETS(M,Ad,M)');
+    close(f.alpha, 0.7096, 5e-4, 'alpha');
+    close(f.beta, 0.0204, 5e-4, 'beta');
+    close(f.gamma, 1e-4, 5e-5, 'gamma');
+    close(f.phi, 0.98, 5e-4, 'phi');
+    close(f.aic, 1395.166, 0.01, 'AIC');
+    close(f.aicc, 1400.638, 0.01, 'AICc');
+    close(f.bic, 1448.623, 0.01, 'BIC');
+    assert.equal(found.tried, 15, 'the 15 models R tries on positive seasonal data');
+    const fc = forecastEts(f, 12);
+    assert.equal(fc.mean.length, 12);
+    // The seasonal peak (July/August) stays above the trough (November).
+    assert.ok(fc.mean[6]! > fc.mean[10]! * 1.3);
+    for (let h = 1; h < 12; h++) assert.ok(fc.variance[h]! > 0);
+  });
+
+  it('ETS(A,N,N) variances are sigma^2 (1 + (h - 1) alpha^2) (forecast.ets class 1)', () => {
+    const z = gaussian(mulberry32(3));
+    let level = 50;
+    const y = Array.from({ length: 80 }, () => {
+      level += 0.5 * z();
+      return level + z();
+    });
+    const f = etsModel(y, 1, { error: 'A', trend: 'N', season: 'N', damped: false });
+    assert.ok(f);
+    const fc = forecastEts(f, 5);
+    for (let h = 0; h < 5; h++) {
+      close(fc.variance[h]!, f.sigma2 * (1 + h * f.alpha ** 2), 1e-9 * f.sigma2, `h=${h + 1}`);
+      close(fc.mean[h]!, f.lastState[0]!, 1e-9, 'flat forecast');
+    }
+    assert.ok(f.alpha >= 1e-4 && f.alpha <= 0.9999);
+  });
+
+  it('finds the trend of a noisy line and the season of additive seasonal data', () => {
+    const z = gaussian(mulberry32(5));
+    const line = Array.from({ length: 40 }, (_, t) => 10 + 2 * t + 0.3 * z());
+    const a = autoEts(line, 1)!.fit;
+    assert.equal(a.trend, 'A');
+    const fc = forecastEts(a, 3).mean;
+    close(fc[0]!, 10 + 2 * 40, 1.5, 'next value on the line');
+    const seasonal = Array.from({ length: 72 }, (_, t) => -5 + 0.1 * t + 4 * Math.sin((2 * Math.PI * t) / 12) + 0.2 * z());
+    const s = autoEts(seasonal, 12)!.fit;
+    assert.equal(s.season, 'A', 'data with negative values: additive season, no multiplicative error');
+    assert.equal(s.error, 'A');
+  });
+
+  it('constant and tiny series do not fail', () => {
+    const c = etsForecast([5, 5, 5, 5, 5, 5, 5, 5], { horizon: 3, seasonLength: 1 });
+    assert.deepEqual(c.mean, [5, 5, 5]);
+    const t = etsForecast([1, 2, 3, 4], { horizon: 2, seasonLength: 1 });
+    assert.equal(t.mean.length, 2);
+    assert.match(String(t.info.fallback), /naive/);
+  });
+});
+
+describe('interval calibration on backtests', () => {
+  const z = gaussian(mulberry32(11));
+  let v = 100;
+  const walk = Array.from({ length: 120 }, () => (v += z()));
+  it('origins step back by half a horizon and keep the minimum training length', () => {
+    assert.deepEqual(calibrationOrigins(100, 10, { windows: 3, minTrain: 8 }), [90, 85, 80]);
+    assert.deepEqual(calibrationOrigins(20, 10, { windows: 3, minTrain: 8 }), [10, 8]);
+    assert.deepEqual(calibrationOrigins(8, 10, { windows: 3, minTrain: 8 }), []);
+  });
+  it('widens intervals that are too narrow and narrows intervals that are too wide', () => {
+    const withSd = (sd: number) => (train: number[], h: number) => ({
+      mean: new Array<number>(h).fill(train[train.length - 1]!),
+      sdLow: Array.from({ length: h }, (_, k) => sd * Math.sqrt(k + 1)),
+      sdHigh: Array.from({ length: h }, (_, k) => sd * Math.sqrt(k + 1)),
+      info: {},
+    });
+    const narrow = calibrationFactor(walk, 12, withSd(0.1), { windows: 3, minTrain: 8 })!;
+    const wide = calibrationFactor(walk, 12, withSd(20), { windows: 3, minTrain: 8 })!;
+    assert.ok(narrow.factor > 2, `narrow ${narrow.factor}`);
+    assert.ok(wide.factor < 0.3, `wide ${wide.factor}`);
+    assert.equal(narrow.windows, 3);
+    assert.ok(narrow.factor < narrow.rawFactor, 'shrunk toward 1');
+  });
+  it('every statistical model reports its calibration in info', async () => {
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
+    const [fc] = await impl.forecast(
+      { model: 'naive', series: [walk], horizon: 6, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    const cal = fc!.info?.calibration as { factor: number; windows: number };
+    assert.equal(cal.windows, 3);
+    assert.ok(cal.factor > 0);
+  });
+});
+
+describe('non-negative data, MSTL periods', () => {
+  it('a falling non-negative series is never forecast below zero (mean, quantiles, samples)', async () => {
+    const y = Array.from({ length: 30 }, (_, t) => Math.max(0, 30 - t));
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'drift')!;
+    const [fc] = await impl.forecast(
+      { model: 'drift', series: [y], horizon: 10, quantileLevels: [0.1, 0.5, 0.9], numSamples: 4, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    for (const v of [...fc!.mean, ...fc!.quantiles.flat(), ...(fc!.samples ?? []).flat()]) assert.ok(v >= 0);
+    // The same series shifted below zero is not floored.
+    const [neg] = await impl.forecast(
+      { model: 'drift', series: [y.map((v) => v - 5)], horizon: 10, quantileLevels: [0.5], numSamples: 0, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    assert.ok(neg!.mean[9]! < 0);
+  });
+  it('MSTL keeps the season length and its detected multiples only', () => {
+    const z = gaussian(mulberry32(2));
+    const hourly = Array.from({ length: 24 * 30 }, (_, t) => 50 + 10 * Math.sin((2 * Math.PI * t) / 24) + 6 * (Math.floor(t / 24) % 7 < 5 ? 1 : -1) + z());
+    const periods = mstlPeriods(hourly, 24);
+    assert.equal(periods[0], 24);
+    for (const p of periods) assert.equal(p % 24, 0);
+    const fc = mstlForecast(hourly, { horizon: 48, seasonLength: 24 });
+    const last = hourly.slice(-24);
+    const mae = fc.mean.slice(0, 24).reduce((s, v, h) => s + Math.abs(v - last[h]!), 0) / 24;
+    assert.ok(mae < 10, `forecast follows the daily cycle (${mae})`);
+  });
+});
