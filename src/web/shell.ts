@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 export interface WebConfig {
   publicBaseUrl: string;
   identityProviders: { name: string; label: string }[];
-  paymentsProvider: 'local' | 'stripe';
+  paymentsProvider: 'none' | 'local' | 'stripe';
 }
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createEngine } from '../../src/engine/engine.ts';
-import { DB_KIND, uniqueEmail } from '../helpers/app.ts';
+import { DB_KIND, uniqueEmail, verifyEmail } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
 /**
@@ -61,6 +61,12 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await page.getByLabel(/^Password/).fill(PASSWORD);
     await page.getByLabel(/^Password/).press('Enter');
     await page.waitForURL('**/playground');
+    // Free credits (and the administrator role of ADMIN_EMAILS) wait for the mailed confirmation link.
+    await page.getByRole('region', { name: 'E-mail confirmation' }).waitFor();
+    await verifyEmail(t, email);
+    await page.reload();
+    await page.getByRole('button', { name: 'Forecast' }).waitFor();
+    assert.equal(await page.getByRole('region', { name: 'E-mail confirmation' }).count(), 0);
   }
 
   test('home and sign-in pages render; a wrong password shows the API error', async () => {

@@ -153,6 +153,7 @@ function BillingSection() {
             }</p>
             <p class="muted">This period (${fmt.date(sum.metered.period_start)} – ${fmt.date(sum.metered.period_end)}): ${fmt.int(sum.metered.credits)} credits, ${fmt.usd(sum.metered.cost_nano_usd)}.
               One credit costs ${fmt.usd(sum.credit_price_nano_usd)}. Provider: ${sum.provider}. Rate limit: ${fmt.int(sum.rate_limit.requests_per_minute)} requests per minute.</p>
+            ${sum.provider === 'none' ? html`<p class="muted">Payments are not set up on this server (PAYMENTS_PROVIDER).</p>` : null}
             ${profile?.available_actions.map(
               (a) => html`<button type="button" disabled=${busy} onClick=${() => open(a)}>${a === 'checkout' ? 'Turn billing on' : 'Manage billing'}</button> `,
             )}
