@@ -1,67 +1,228 @@
 /**
- * HTTP path benchmark: requests per second and p50/p99 latency of /v1/forecast (small series,
- * naive model) next to a bare route (/healthz) in the same server. The ratio is the gateway's
- * overhead (auth, validation, metering, worker hop). The server runs in a child process; the load
- * comes from autocannon in this process over loopback.
- *   npm run bench:http      → bench/results/http.{json,md}
+ * HTTP path benchmark: the whole ladder from a bare route to metered forecasts, on SQLite and on
+ * PostgreSQL, in one run. Each step is requests per second and p50/p99 latency under the same
+ * load (autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds, split into
+ * BENCH_ROUNDS interleaved rounds of the whole ladder) against the real
+ * server (src/main.ts) in a child process:
+ *   1. GET /healthz                         bare route (no auth, no database)
+ *   2. GET /api/account/me                  auth only (API key lookup)
+ *   3. POST /v1/validate                    auth + a small JSON body
+ *   4. POST /v1/forecast                    naive, 12 points, API key, metered (hold, debit, usage event)
+ *   5. POST /v1/forecast                    theta, 120 points
+ *   6. POST /v1/forecast/batch              64 × naive (forecasts per second = requests × 64)
+ * Ratios are taken within one server's run (the machine is shared, absolute figures drift).
+ * PostgreSQL runs in a fresh database created for the run and dropped after it
+ * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test names the server to
+ * use; the step is skipped with a message when it cannot be reached).
+ *   npm run bench:http                        → bench/results/http.{json,md}
+ *   BENCH_SECONDS=3 BENCH_DB=sqlite npm run bench:http
  */
 import { writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { apiKey, REPO_ROOT, startServer } from './lib/server.ts';
+import pg from 'pg';
+import { json, REPO_ROOT, startServer } from './lib/server.ts';
 
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BACKENDS = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
+const BATCH = 64;
+const BATCH_CONNECTIONS = Math.min(CONNECTIONS, 4);
 
-const server = await startServer({ RATE_LIMIT_FREE_PER_MINUTE: '100000000' });
-try {
-  const key = await apiKey(server.base);
-  const body = JSON.stringify({ model: 'naive', inputs: [{ target: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }], parameters: { prediction_length: 12 } });
-  const check = await fetch(`${server.base}/v1/forecast`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body,
-  });
-  if (check.status !== 200) throw new Error(`forecast failed: ${check.status} ${await check.text()}`);
-
-  const run = (title: string, path: string, opts: Partial<autocannon.Options> = {}) =>
-    autocannon({ url: server.base + path, connections: CONNECTIONS, duration: DURATION_S, title, ...opts });
-  await run('warmup', '/v1/forecast', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, duration: 2 });
-  const bare = await run('bare /healthz', '/healthz');
-  const fc = await run('POST /v1/forecast (naive, 12 points)', '/v1/forecast', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body,
-  });
-  const row = (r: autocannon.Result) => ({
-    requests_per_s: Math.round(r.requests.average),
-    p50_ms: r.latency.p50,
-    p99_ms: r.latency.p99,
-    non_2xx: r.non2xx,
-    errors: r.errors,
-  });
-  const result = {
-    date: new Date().toISOString(),
-    machine: { cores: (await import('node:os')).availableParallelism(), node: process.version },
-    settings: { duration_s: DURATION_S, connections: CONNECTIONS },
-    bare: row(bare),
-    forecast: row(fc),
-    overhead_ratio: Math.round((bare.requests.average / fc.requests.average) * 100) / 100,
-  };
-  writeFileSync(join(REPO_ROOT, 'bench/results/http.json'), `${JSON.stringify(result, null, 2)}\n`);
-  const md = `# HTTP path benchmark
-
-\`npm run bench:http\` — server in a child process, autocannon (${CONNECTIONS} connections, ${DURATION_S} s each) over loopback, ${result.machine.cores} cores, Node ${result.machine.node}, ${result.date}.
-
-| route | req/s | p50 ms | p99 ms | non-2xx |
-|---|---|---|---|---|
-| GET /healthz (bare) | ${result.bare.requests_per_s} | ${result.bare.p50_ms} | ${result.bare.p99_ms} | ${result.bare.non_2xx} |
-| POST /v1/forecast (naive, 12 points, API key, metered) | ${result.forecast.requests_per_s} | ${result.forecast.p50_ms} | ${result.forecast.p99_ms} | ${result.forecast.non_2xx} |
-
-Gateway overhead ratio (bare req/s ÷ forecast req/s): **${result.overhead_ratio}**. The load generator shares the machine's cores with the server, so absolute figures are lower than on a dedicated client; the ratio is the figure to compare.
-`;
-  writeFileSync(join(REPO_ROOT, 'bench/results/http.md'), md);
-  process.stdout.write(md);
-} finally {
-  await server.stop();
+interface Step {
+  id: string;
+  label: string;
+  req_per_s: number;
+  /** Forecasts per second (batch: requests × 64). */
+  forecasts_per_s?: number;
+  p50_ms: number;
+  p99_ms: number;
+  non_2xx: number;
+  errors: number;
 }
+
+interface BackendResult {
+  backend: 'sqlite' | 'postgres';
+  steps: Step[];
+  ratios: Record<string, number>;
+}
+
+const series = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 12) + i * 0.5);
+const naiveBody = { model: 'naive', inputs: [{ target: series(12) }], parameters: { prediction_length: 12 } };
+const thetaBody = { model: 'theta', inputs: [{ target: series(120) }], parameters: { prediction_length: 12 } };
+const batchBody = { requests: Array.from({ length: BATCH }, () => naiveBody) };
+
+async function createPgDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const name = `bench_http_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  try {
+    await admin.connect();
+  } catch (err) {
+    console.log(`PostgreSQL at ${PG_URL} not reachable (${err instanceof Error ? err.message : String(err)}): skipping it`);
+    return null;
+  }
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult | null> {
+  const pgdb = backend === 'postgres' ? await createPgDatabase() : null;
+  if (backend === 'postgres' && !pgdb) return null;
+  const server = await startServer({
+    RATE_LIMIT_FREE_PER_MINUTE: '1000000000',
+    FREE_CREDITS: '1000000000',
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+  });
+  try {
+    const email = `bench-${Date.now()}@example.com`;
+    const reg = await json<{ token: string }>(server.base, '/api/auth/register', { body: { email, password: 'benchmark-password' } });
+    const keyRes = await json<{ key: string }>(server.base, '/api/account/keys', { token: reg.body.token, body: { label: 'bench' } });
+    const key = keyRes.body.key;
+    const auth = { authorization: `Bearer ${key}` };
+    const post = (body: unknown) => ({ method: 'POST' as const, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+    // /api/account/me is a user route: an API key may act for its user; fall back to the session if not.
+    const meProbe = await json(server.base, '/api/account/me', { token: key });
+    const meAuth = meProbe.status === 200 ? auth : { authorization: `Bearer ${reg.body.token}` };
+    for (const [path, body] of [
+      ['/v1/forecast', naiveBody],
+      ['/v1/forecast', thetaBody],
+      ['/v1/forecast/batch', batchBody],
+    ] as const) {
+      const r = await json(server.base, path, { token: key, body });
+      if (r.status !== 200) throw new Error(`${backend}: ${path} failed: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    }
+    const ladder: { id: string; label: string; path: string; opts: Partial<autocannon.Options>; perRequest?: number }[] = [
+      { id: 'bare', label: 'GET /healthz (bare)', path: '/healthz', opts: {} },
+      {
+        id: 'auth',
+        label: `GET /api/account/me (auth only, ${meProbe.status === 200 ? 'API key' : 'session'})`,
+        path: '/api/account/me',
+        opts: { headers: meAuth },
+      },
+      { id: 'validate', label: 'POST /v1/validate', path: '/v1/validate', opts: post({}) },
+      { id: 'naive', label: 'POST /v1/forecast naive, 12 points', path: '/v1/forecast', opts: post(naiveBody), perRequest: 1 },
+      { id: 'theta', label: 'POST /v1/forecast theta, 120 points', path: '/v1/forecast', opts: post(thetaBody), perRequest: 1 },
+      // Fewer connections for the batch: 16 × 64 forecasts in flight would only measure queueing.
+      {
+        id: 'batch',
+        label: `POST /v1/forecast/batch ${BATCH} × naive (${BATCH_CONNECTIONS} connections)`,
+        path: '/v1/forecast/batch',
+        opts: { ...post(batchBody), connections: BATCH_CONNECTIONS },
+        perRequest: BATCH,
+      },
+    ];
+    // Warm-up: JIT, statement caches, worker threads.
+    await autocannon({ url: `${server.base}/v1/forecast`, connections: CONNECTIONS, duration: 2, ...post(naiveBody) });
+    // The ladder runs ROUNDS times, each step DURATION_S / ROUNDS seconds a round, so that load
+    // from other work drifting during the run touches every step alike; a step's figures sum its
+    // rounds (req/s = all completed responses over all its seconds; p50 the median of the rounds').
+    const acc = ladder.map(() => ({ total: 0, seconds: 0, p50s: [] as number[], p99: 0, non2xx: 0, errors: 0 }));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [k, s] of ladder.entries()) {
+        const r = await autocannon({
+          url: server.base + s.path,
+          connections: CONNECTIONS,
+          duration: DURATION_S / ROUNDS,
+          timeout: 60,
+          title: s.label,
+          ...s.opts,
+        });
+        const a = acc[k]!;
+        a.total += r.requests.total;
+        a.seconds += r.duration;
+        a.p50s.push(r.latency.p50);
+        a.p99 = Math.max(a.p99, r.latency.p99);
+        a.non2xx += r.non2xx;
+        a.errors += r.errors;
+      }
+    }
+    const steps: Step[] = ladder.map((s, k) => {
+      const a = acc[k]!;
+      const rps = a.total / a.seconds;
+      const p50s = a.p50s.slice().sort((x, y) => x - y);
+      const step: Step = {
+        id: s.id,
+        label: s.label,
+        req_per_s: Math.round(rps),
+        ...(s.perRequest ? { forecasts_per_s: Math.round(rps * s.perRequest) } : {}),
+        p50_ms: p50s[Math.floor(p50s.length / 2)]!,
+        p99_ms: a.p99,
+        non_2xx: a.non2xx,
+        errors: a.errors,
+      };
+      console.log(
+        `${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}`,
+      );
+      return step;
+    });
+    const by = (id: string): Step => steps.find((x) => x.id === id)!;
+    const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;
+    const ratios = {
+      naive_over_auth: ratio(by('naive').req_per_s, by('auth').req_per_s),
+      naive_over_bare: ratio(by('naive').req_per_s, by('bare').req_per_s),
+      auth_over_bare: ratio(by('auth').req_per_s, by('bare').req_per_s),
+      theta_over_naive: ratio(by('theta').req_per_s, by('naive').req_per_s),
+      batch_forecasts_over_naive: ratio(by('batch').forecasts_per_s!, by('naive').req_per_s),
+      naive_p50_overhead_over_bare_ms: Math.round((by('naive').p50_ms - by('bare').p50_ms) * 100) / 100,
+    };
+    return { backend, steps, ratios };
+  } finally {
+    await server.stop();
+    await pgdb?.drop();
+  }
+}
+
+const loadBefore = loadavg()[0] ?? 0;
+const results: BackendResult[] = [];
+for (const b of BACKENDS) {
+  if (b !== 'sqlite' && b !== 'postgres') throw new Error(`BENCH_DB: unknown backend ${b}`);
+  const r = await runBackend(b);
+  if (r) results.push(r);
+}
+const report = {
+  date: new Date().toISOString(),
+  machine: { cores: availableParallelism(), node: process.version, load_average_1min: { before: loadBefore, after: loadavg()[0] ?? 0 } },
+  settings: { duration_s: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, batch: BATCH, batch_connections: BATCH_CONNECTIONS },
+  results,
+};
+writeFileSync(join(REPO_ROOT, 'bench/results/http.json'), `${JSON.stringify(report, null, 2)}\n`);
+const table = (r: BackendResult): string =>
+  [
+    `### ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+    '',
+    '| step | req/s | forecasts/s | p50 ms | p99 ms | non-2xx |',
+    '|---|---|---|---|---|---|',
+    ...r.steps.map((s) => `| ${s.label} | ${s.req_per_s} | ${s.forecasts_per_s ?? ''} | ${s.p50_ms} | ${s.p99_ms} | ${s.non_2xx} |`),
+    '',
+    `Ratios in this run: metered naive forecast ÷ auth-only **${r.ratios.naive_over_auth}**, ÷ bare ${r.ratios.naive_over_bare}; ` +
+      `auth-only ÷ bare ${r.ratios.auth_over_bare}; batch forecasts/s ÷ single forecasts/s ${r.ratios.batch_forecasts_over_naive}; ` +
+      `p50 of the forecast minus p50 of the bare route ${r.ratios.naive_p50_overhead_over_bare_ms} ms.`,
+    '',
+  ].join('\n');
+const md = `# HTTP path benchmark: the ladder
+
+\`npm run bench:http\` — the server (src/main.ts) in a child process, autocannon in this process
+(${CONNECTIONS} connections, ${DURATION_S} s a step in ${ROUNDS} interleaved rounds) over loopback, ${report.machine.cores} cores shared with the
+load generator and with other work, Node ${report.machine.node}, ${report.date}. Every forecast is
+metered (API key, credits held, then debited with a durable usage event). The machine is noisy:
+compare the ratios within one run rather than absolute figures across runs. One-minute load
+average ${report.machine.load_average_1min.before.toFixed(1)} before the run and ${report.machine.load_average_1min.after.toFixed(1)} after it (${report.machine.cores} cores):
+above the core count, every figure mostly measures waiting for a core.
+
+${results.map(table).join('\n')}`;
+writeFileSync(join(REPO_ROOT, 'bench/results/http.md'), md);
+process.stdout.write(md);

@@ -35,7 +35,7 @@ const series = loadM3().filter((_, i) => i % every === 0);
 const FREQ = { yearly: 'Y', quarterly: 'Q', monthly: 'M', other: 'Y' } as const;
 
 const { engine } = benchEngine();
-const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter };
+const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
 const forecasts: number[][] = new Array(series.length);
 const evaluated = new Set<string>();
 const picks = new Map<string, number>();

@@ -54,6 +54,9 @@ const envSchema = z.object({
   INFERENCE_THREADS: intFrom(1, 1, 64),
   INFERENCE_TIMEOUT_MS: intFrom(30_000, 100, 3_600_000),
   INFERENCE_QUEUE: intFrom(256, 1, 100_000),
+  INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
+  INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
   OAUTH_CODE_TTL_SECONDS: intFrom(60, 10, 600),
@@ -131,7 +134,22 @@ export type Config = {
   cookieSecure: boolean;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs (never "trust everyone"). */
   trustProxy: false | number | string[];
-  inference: { modelsDir: string; workers: number | null; threads: number; timeoutMs: number; maxQueue: number };
+  inference: {
+    modelsDir: string;
+    workers: number | null;
+    threads: number;
+    /** Running time of one job, from the moment a worker picks it up. */
+    timeoutMs: number;
+    maxQueue: number;
+    /** Longest wait for a free worker before 503 upstream_unavailable. */
+    queueWaitMs: number;
+    /** Jobs one account may run at once; null = half the workers (at least one). */
+    accountConcurrency: number | null;
+  };
+  forecast: {
+    /** Largest response, in numbers (horizon × series × (1 + quantile levels + samples)); beyond: 413. */
+    maxOutputValues: number;
+  };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number };
   identityProviders: IdentityProviderConfig[];
@@ -256,7 +274,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       threads: e.INFERENCE_THREADS,
       timeoutMs: e.INFERENCE_TIMEOUT_MS,
       maxQueue: e.INFERENCE_QUEUE,
+      queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
+      accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
     },
+    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,

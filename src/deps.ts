@@ -76,8 +76,16 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
 
 /** The local worker pool. */
 export function localEngine(config: Config): Engine {
-  const { workers, timeoutMs, maxQueue, modelsDir, threads } = config.inference;
-  return createEngine({ ...(workers !== null ? { poolSize: workers } : {}), timeoutMs, maxQueue, modelsDir, threads });
+  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads } = config.inference;
+  return createEngine({
+    ...(workers !== null ? { poolSize: workers } : {}),
+    ...(accountConcurrency !== null ? { tenantConcurrency: accountConcurrency } : {}),
+    timeoutMs,
+    maxQueue,
+    queueWaitMs,
+    modelsDir,
+    threads,
+  });
 }
 
 /** The gateway's engine: the local pool, behind the remote router when REMOTE_MODELS or MODEL_FALLBACKS are set. */

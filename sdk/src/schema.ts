@@ -1039,6 +1039,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
+            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;
@@ -1210,7 +1211,7 @@ export interface components {
             static_covariates?: {
                 [key: string]: number;
             } | null;
-            /** @description Echoed back in the output (item_id, …). */
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1247,7 +1248,7 @@ export interface components {
             inputs: components["schemas"]["ForecastInputInput"][];
             /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParametersInput"] | null;
-            /** @description Echoed back in the response. */
+            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1341,7 +1342,7 @@ export interface components {
              * @enum {string}
              */
             scoring_metric?: "smape" | "mase" | "crps";
-            /** @description Echoed back. */
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1710,6 +1711,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
+            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;
@@ -1882,7 +1884,7 @@ export interface components {
             static_covariates?: {
                 [key: string]: number;
             } | null;
-            /** @description Echoed back in the output (item_id, …). */
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1919,7 +1921,7 @@ export interface components {
             inputs: components["schemas"]["ForecastInput"][];
             /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
-            /** @description Echoed back in the response. */
+            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -2013,7 +2015,7 @@ export interface components {
              * @enum {string}
              */
             scoring_metric: "smape" | "mase" | "crps";
-            /** @description Echoed back. */
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
             metadata?: {
                 [key: string]: unknown;
             } | null;

@@ -80,57 +80,61 @@ export function planPayment(balance: number, billingActive: boolean, credits: nu
 
 const MAX_RESERVE_ATTEMPTS = 50;
 
-/** Reserves the worst-case price before inference, or throws 402 billing_required. */
-export async function reserve(db: Db, userId: string, requestId: string, credits: number, now: number, ttlMs: number): Promise<HoldRow> {
+/**
+ * Takes `credits` from the account inside the caller's transaction: free (prepaid) credits first,
+ * then metered when billing is active, or throws 402 billing_required. Writes nothing unless it
+ * succeeds (every decrement is guarded; a compare-and-set that lost a race starts over).
+ */
+export async function reserveIn(trx: Db, userId: string, credits: number, now: number): Promise<{ free: number; metered: number }> {
   for (let attempt = 0; attempt < MAX_RESERVE_ATTEMPTS; attempt++) {
-    const hold = await db.transaction().execute(async (trx): Promise<HoldRow | 'retry'> => {
-      // Fast path: the balance covers the whole price.
-      const full = await trx
+    // Fast path: the balance covers the whole price.
+    const full = await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance - ${credits}`, updated_at: now })
+      .where('user_id', '=', userId)
+      .where('balance', '>=', credits)
+      .executeTakeFirst();
+    if (Number(full.numUpdatedRows) === 1) return { free: credits, metered: 0 };
+    const acct = await getBillingAccount(trx, userId);
+    const balance = acct?.balance ?? 0;
+    const plan = planPayment(balance, acct?.billing_active ?? false, credits);
+    if (!plan) {
+      throw new AppError(
+        'billing_required',
+        `This call costs ${credits} credits and ${balance} free credits are left; activate billing to continue (POST /api/account/billing/payments)`,
+      );
+    }
+    if (plan.free > 0) {
+      // Compare-and-set: take exactly what was seen, or start over if it moved meanwhile.
+      const part = await trx
         .updateTable('billing_accounts')
-        .set({ balance: sql`balance - ${credits}`, updated_at: now })
+        .set({ balance: sql`balance - ${plan.free}`, updated_at: now })
         .where('user_id', '=', userId)
-        .where('balance', '>=', credits)
+        .where('balance', '=', plan.free)
         .executeTakeFirst();
-      let split: { free: number; metered: number };
-      if (Number(full.numUpdatedRows) === 1) {
-        split = { free: credits, metered: 0 };
-      } else {
-        const acct = await getBillingAccount(trx, userId);
-        const balance = acct?.balance ?? 0;
-        const plan = planPayment(balance, acct?.billing_active ?? false, credits);
-        if (!plan) {
-          throw new AppError(
-            'billing_required',
-            `This call costs ${credits} credits and ${balance} free credits are left; activate billing to continue (POST /api/account/billing/payments)`,
-          );
-        }
-        if (plan.free > 0) {
-          // Compare-and-set: take exactly what was seen, or start over if it moved meanwhile.
-          const part = await trx
-            .updateTable('billing_accounts')
-            .set({ balance: sql`balance - ${plan.free}`, updated_at: now })
-            .where('user_id', '=', userId)
-            .where('balance', '=', plan.free)
-            .executeTakeFirst();
-          if (Number(part.numUpdatedRows) !== 1) return 'retry';
-        }
-        split = plan;
-      }
-      const row: HoldRow = {
-        id: newId('hld'),
-        user_id: userId,
-        request_id: requestId,
-        free_credits: split.free,
-        metered_credits: split.metered,
-        created_at: now,
-        expires_at: now + ttlMs,
-      };
-      await trx.insertInto('credit_holds').values(row).execute();
-      return row;
-    });
-    if (hold !== 'retry') return hold;
+      if (Number(part.numUpdatedRows) !== 1) continue;
+    }
+    return plan;
   }
   throw new AppError('upstream_unavailable', 'The account is too busy to reserve credits; retry shortly', { 'retry-after': '1' });
+}
+
+/** Reserves the worst-case price before inference, or throws 402 billing_required. */
+export async function reserve(db: Db, userId: string, requestId: string, credits: number, now: number, ttlMs: number): Promise<HoldRow> {
+  return db.transaction().execute(async (trx): Promise<HoldRow> => {
+    const split = await reserveIn(trx, userId, credits, now);
+    const row: HoldRow = {
+      id: newId('hld'),
+      user_id: userId,
+      request_id: requestId,
+      free_credits: split.free,
+      metered_credits: split.metered,
+      created_at: now,
+      expires_at: now + ttlMs,
+    };
+    await trx.insertInto('credit_holds').values(row).execute();
+    return row;
+  });
 }
 
 /** Gives a hold back. Returns false when it was already settled or released (idempotent). */
@@ -155,18 +159,27 @@ export interface Settlement extends ChargeRequest {
   now: number;
 }
 
-/**
- * Turns a hold into the debit and the usage event, in one transaction. A price below the hold
- * gives the difference back (metered part first, then free credits).
- */
-export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ usageEventId: string }> {
+/** What a settlement charges: the price (at most the hold), free and metered parts, and the refund of free credits. */
+export function settlementSplit(
+  hold: Pick<HoldRow, 'free_credits' | 'metered_credits'>,
+  credits: number,
+): { actual: number; refund: number; free: number; metered: number } {
   const held = hold.free_credits + hold.metered_credits;
-  const actual = Math.max(0, Math.min(held, Math.round(s.credits)));
+  const actual = Math.max(0, Math.min(held, Math.round(credits)));
   let refund = held - actual;
   const meteredBack = Math.min(refund, hold.metered_credits);
   const metered = hold.metered_credits - meteredBack;
   refund -= meteredBack;
   const free = hold.free_credits - refund;
+  return { actual, refund, free, metered };
+}
+
+/**
+ * Turns a hold into the debit and the usage event, in one transaction. A price below the hold
+ * gives the difference back (metered part first, then free credits).
+ */
+export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ usageEventId: string }> {
+  const { actual, refund, free, metered } = settlementSplit(hold, s.credits);
   return db.transaction().execute(async (trx) => {
     const del = await trx.deleteFrom('credit_holds').where('id', '=', hold.id).executeTakeFirst();
     // The sweeper released it (inference outlived the hold): no 200 may go out without its debit.

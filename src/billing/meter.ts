@@ -5,7 +5,8 @@ import type { Database } from '../db/index.ts';
 import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
-import { getBillingAccount, releaseHold, reserve, settle, sweepExpiredHolds } from './ledger.ts';
+import { createLedgerGroups } from './group-commit.ts';
+import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
   database: Database;
@@ -33,38 +34,54 @@ export const holdTtlMs = (config: Config): number => config.inference.timeoutMs 
 
 /**
  * The real meter: reserve → run → settle (debit + usage event in one transaction) or release.
- * A hold settles or releases at most once; a second call is a no-op.
+ * A hold settles or releases at most once; a second call is a no-op. Calls in flight share their
+ * transactions (group commit, src/billing/group-commit.ts); each call is answered only after the
+ * transaction holding its rows committed.
  */
 export function createLedgerMeter(ctx: MeterCtx): Meter {
-  const db = ctx.database.db;
+  const groups = createLedgerGroups(ctx.database.db);
   return {
     async checkModelAccess(principal, model) {
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);
-      const row = await reserve(db, req.principal.user.id, req.requestId, req.credits, ctx.clock.now(), holdTtlMs(ctx.config));
+      const row = await groups.hold({
+        userId: req.principal.user.id,
+        requestId: req.requestId,
+        credits: req.credits,
+        now: ctx.clock.now(),
+        ttlMs: holdTtlMs(ctx.config),
+      });
       let done = false;
       return {
         async commit(outcome) {
           if (done) return;
           done = true;
-          await settle(db, row, {
-            principal: req.principal,
-            requestId: req.requestId,
-            source: req.source,
-            model: req.model,
-            usage: outcome.usage ?? req.usage,
-            credits: outcome.credits ?? req.credits,
-            latencyMs: outcome.latencyMs,
-            creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
-            now: ctx.clock.now(),
-          });
+          try {
+            await groups.settle({
+              hold: row,
+              settlement: {
+                principal: req.principal,
+                requestId: req.requestId,
+                source: req.source,
+                model: req.model,
+                usage: outcome.usage ?? req.usage,
+                credits: outcome.credits ?? req.credits,
+                latencyMs: outcome.latencyMs,
+                creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
+                now: ctx.clock.now(),
+              },
+            });
+          } catch (err) {
+            done = false; // nothing was debited: the caller's release must still give the credits back
+            throw err;
+          }
         },
         async release() {
           if (done) return;
           done = true;
-          await releaseHold(db, row, ctx.clock.now());
+          await groups.release({ hold: row, now: ctx.clock.now() });
         },
       };
     },

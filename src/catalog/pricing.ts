@@ -4,6 +4,10 @@ import type { ModelKind } from '../engine/types.ts';
  * Prices are credits per 1000 tokens, OpenAI/OpenRouter style. A call costs
  *   credits = max(1, ceil((input_tokens * input_price + output_tokens * output_price) / 1000))
  * so every successful call costs at least one credit and the price follows the tokens alone.
+ * Output tokens are the numbers the response holds (mean, each quantile level, each sample per step
+ * of each series), so the price follows the work produced. The output prices are set so that a call
+ * with the default three quantile levels and no samples (4 numbers per step) costs what one step
+ * cost before samples and quantiles were counted (5 and 10 credits per 1000 steps).
  */
 export interface Price {
   input_credits_per_1k_tokens: number;
@@ -11,8 +15,8 @@ export interface Price {
 }
 
 const BY_KIND: Record<ModelKind, Price> = {
-  statistical: { input_credits_per_1k_tokens: 1, output_credits_per_1k_tokens: 5 },
-  neural: { input_credits_per_1k_tokens: 2, output_credits_per_1k_tokens: 10 },
+  statistical: { input_credits_per_1k_tokens: 1, output_credits_per_1k_tokens: 1.25 },
+  neural: { input_credits_per_1k_tokens: 2, output_credits_per_1k_tokens: 2.5 },
 };
 
 /** Per-model prices where a model differs from its kind's default. */

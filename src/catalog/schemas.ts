@@ -22,7 +22,13 @@ export const CatalogModelSchema = z
     multivariate: z.enum(['native', 'channel_wise']),
     quantiles: z.boolean(),
     samples: z.boolean(),
-    pricing: z.object({ input_credits_per_1k_tokens: z.number(), output_credits_per_1k_tokens: z.number() }),
+    pricing: z
+      .object({ input_credits_per_1k_tokens: z.number(), output_credits_per_1k_tokens: z.number() })
+      .describe(
+        'Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = ' +
+          'prediction_length × series × (1 mean + quantile levels + num_samples). A call costs ' +
+          'max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits.',
+      ),
     access: z.enum(['all', 'billing']),
     available: z.boolean(),
     unavailable_reason: z.string().nullable(),

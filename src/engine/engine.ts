@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { filesStamp, NOT_DOWNLOADED } from './files.ts';
 import { modelAvailability } from './store/verify.ts';
@@ -10,10 +12,20 @@ import type { WorkerResult, WorkerTask } from './worker.ts';
 export interface EngineOptions {
   /** Worker threads; defaults to os.availableParallelism(). */
   poolSize?: number;
-  /** Per-job limit, queue time included; past it the job rejects with EngineError('timeout'). */
+  /**
+   * Running time of one job, counted from the moment a worker thread picks it up (time spent
+   * waiting for a thread is not counted); past it the job rejects with EngineError('timeout').
+   */
   timeoutMs: number;
   /** Jobs that may wait for a free thread; one more rejects with EngineError('busy'). */
   maxQueue: number;
+  /** Longest wait for a free thread (default: timeoutMs); past it the job rejects with EngineError('busy'). */
+  queueWaitMs?: number;
+  /**
+   * Jobs one tenant (account) may run at once (default: half the threads, at least one), so one
+   * account cannot occupy every worker. A timed-out job keeps its slot until its thread has exited.
+   */
+  tenantConcurrency?: number;
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
@@ -23,10 +35,37 @@ export interface EngineOptions {
 }
 
 /**
- * The engine: model fitting runs on a piscina worker-thread pool, never on the event loop.
+ * Models whose forecast is a copy or a straight line (O(length + horizon) arithmetic): a job for
+ * one of them small enough (INLINE_MAX_VALUES numbers in and out) runs on the calling thread.
+ * Sending it to a worker would cost far more than running it: two structured clones, two
+ * message hops and a promise per job, which made the worker pool the bottleneck of small
+ * metered forecasts (docs/adr/0009-group-commit-metering.md).
+ */
+export const INLINE_MODELS: ReadonlySet<string> = new Set(['naive', 'seasonal-naive', 'drift']);
+export const INLINE_MAX_VALUES = 20_000;
+
+function inlineCost(job: ForecastJob): number {
+  let n = 0;
+  for (const s of job.series) n += s.length;
+  return n + job.series.length * job.horizon * (2 + job.quantileLevels.length + job.numSamples);
+}
+
+/**
+ * The engine: model fitting runs on a piscina worker-thread pool, never on the event loop
+ * (except the trivial INLINE_MODELS on small jobs, bounded by INLINE_MAX_VALUES).
  * A timed-out or aborted job terminates the thread running it (piscina replaces the thread),
  * so a runaway fit does not keep burning a core.
+ *
+ * Admission is the engine's own: at most poolSize jobs are handed to piscina at a time (so a job
+ * handed over starts on a thread at once), the others wait in a FIFO queue here, bounded in
+ * length (maxQueue) and in time (queueWaitMs). A waiting job starts when a thread is free and its
+ * tenant runs fewer than tenantConcurrency jobs; jobs of other tenants may overtake it meanwhile.
  */
+interface Waiter {
+  tenant: string | null;
+  admit(release: () => void): void;
+}
+
 export function createEngine(options: EngineOptions): Engine {
   const impls = options.impls ?? MODEL_IMPLS;
   const byId = new Map(impls.map((m) => [m.info.id, m]));
@@ -38,10 +77,71 @@ export function createEngine(options: EngineOptions): Engine {
     idleTimeout: 60_000,
   });
   const env = { modelsDir: options.modelsDir, threads: options.threads };
-  // Admission is counted here rather than by piscina's maxQueue, whose limit depends on worker
-  // start-up state: at most poolSize running plus maxQueue waiting, anything more is busy.
-  const capacity = poolSize + Math.max(0, options.maxQueue);
-  let inFlight = 0;
+  const maxQueue = Math.max(0, options.maxQueue);
+  const queueWaitMs = options.queueWaitMs ?? options.timeoutMs;
+  const tenantCap = Math.max(1, options.tenantConcurrency ?? Math.ceil(poolSize / 2));
+  let running = 0;
+  const runningBy = new Map<string, number>();
+  const waiting: Waiter[] = [];
+  const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
+
+  function take(tenant: string | null): () => void {
+    running++;
+    if (tenant !== null) runningBy.set(tenant, (runningBy.get(tenant) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      running--;
+      if (tenant !== null) {
+        const n = (runningBy.get(tenant) ?? 1) - 1;
+        if (n > 0) runningBy.set(tenant, n);
+        else runningBy.delete(tenant);
+      }
+      pump();
+    };
+  }
+
+  function pump(): void {
+    while (running < poolSize) {
+      const i = waiting.findIndex((w) => tenantFree(w.tenant));
+      if (i < 0) return;
+      const [w] = waiting.splice(i, 1) as [Waiter];
+      w.admit(take(w.tenant));
+    }
+  }
+
+  /** Waits for a slot (a free thread, and room in the tenant's share); resolves to its release. */
+  function admit(tenant: string | null, signal: AbortSignal | undefined): Promise<() => void> {
+    if (running < poolSize && tenantFree(tenant) && waiting.length === 0) return Promise.resolve(take(tenant));
+    if (waiting.length >= maxQueue) return Promise.reject(new EngineError('busy', 'all model workers are busy and the queue is full'));
+    return new Promise((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = waiting.indexOf(waiter);
+        if (i >= 0) waiting.splice(i, 1);
+      };
+      const onAbort = () => {
+        leave();
+        reject(new EngineError('failed', 'aborted by the caller'));
+      };
+      const timer = setTimeout(() => {
+        leave();
+        reject(new EngineError('busy', `no model worker became free within ${queueWaitMs} ms`));
+      }, queueWaitMs);
+      const waiter: Waiter = {
+        tenant,
+        admit: (release) => {
+          leave();
+          resolve(release);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(waiter);
+      pump();
+    });
+  }
 
   // A model with files is available once they are present AND match their pinned sha256. Hashing
   // is slow, so each model's verdict is cached against a fingerprint of its files (size, mtime)
@@ -96,32 +196,62 @@ export function createEngine(options: EngineOptions): Engine {
       if (!status.available) throw new EngineError('unavailable', status.unavailableReason ?? `model '${job.model}' is not available`);
       validateJob(job);
       if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
-      if (inFlight >= capacity) throw new EngineError('busy', 'all model workers are busy and the queue is full');
-      const timeout = AbortSignal.timeout(options.timeoutMs);
-      const signal = opts?.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-      let result: WorkerResult;
-      inFlight++;
+      if (INLINE_MODELS.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES) {
+        const startedAt = performance.now();
+        try {
+          return await impl.forecast(job, env);
+        } catch (err) {
+          if (err instanceof EngineError) throw err;
+          throw new EngineError('failed', err instanceof Error ? err.message : String(err));
+        } finally {
+          opts?.onTiming?.({ queueMs: 0, runMs: performance.now() - startedAt });
+        }
+      }
       const queuedAt = Date.now();
+      const release = await admit(opts?.tenant ?? null, opts?.signal);
+      // The worker reports its thread as it picks the task up: the running-time limit starts then,
+      // and a timed-out job keeps its slot until that thread has really exited.
+      const { port1, port2 } = new MessageChannel();
+      let thread: Worker | undefined;
+      let startedAt: number | undefined;
+      const started = new Promise<void>((resolve) => {
+        port1.once('message', (threadId: number) => {
+          startedAt = Date.now();
+          thread = pool.threads.find((w) => w.threadId === threadId);
+          resolve();
+        });
+      });
+      const timeout = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      void started.then(() => {
+        timer = setTimeout(() => timeout.abort(), options.timeoutMs);
+      });
+      const signal = opts?.signal ? AbortSignal.any([timeout.signal, opts.signal]) : timeout.signal;
+      let result: WorkerResult;
+      let stopping: Promise<unknown> | null = null;
       try {
-        result = await pool.run({ job, env, queuedAt }, { name: 'runTask', signal });
+        result = await pool.run({ job, env, queuedAt, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
       } catch (err) {
-        // A killed job's timing is unknown beyond its total time: count it all as running.
-        opts?.onTiming?.({ queueMs: 0, runMs: Date.now() - queuedAt });
-        if (timeout.aborted) throw new EngineError('timeout', `the job did not finish within ${options.timeoutMs} ms`);
+        // A killed job's timing: its wait, then the rest as running.
+        const now = Date.now();
+        opts?.onTiming?.({ queueMs: (startedAt ?? now) - queuedAt, runMs: now - (startedAt ?? now) });
+        // An aborted task's thread is being terminated; its slot is free once it has exited.
+        if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
+        if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {
-        inFlight--;
+        clearTimeout(timer);
+        port1.close();
+        if (stopping) void stopping.then(release);
+        else release();
       }
       if (result.timing) opts?.onTiming?.(result.timing);
       if (!result.ok) throw new EngineError(result.kind, result.message, result.seriesIndex, result.field);
       return result.forecasts;
     },
 
-    stats() {
-      const waiting = Math.min(inFlight, pool.queueSize);
-      return { running: inFlight - waiting, waiting };
-    },
+    stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy) }),
 
     async close(): Promise<void> {
       await pool.destroy();

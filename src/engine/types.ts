@@ -95,6 +95,8 @@ export interface JobTiming {
 
 export interface EngineOptionsPerJob {
   signal?: AbortSignal;
+  /** Who the job runs for (the account): each tenant gets at most its share of the threads. */
+  tenant?: string;
   /** Called once the job has run (successfully or not), when the engine knows its timing. */
   onTiming?: (timing: JobTiming) => void;
 }
@@ -107,9 +109,13 @@ export interface Engine {
   /** Re-checks which models are available (verifies downloaded files); run at start-up. */
   refresh?(): Promise<void>;
   /** Runs a job off the event loop. Rejects with EngineError. */
+  /**
+   * `opts.tenant` (the account) shares the threads fairly: a tenant runs at most its share of jobs
+   * at once, its other jobs wait (bounded) while other tenants' jobs run.
+   */
   forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
-  /** Jobs admitted and not finished: running on a worker, and waiting for one. */
-  stats?(): { running: number; waiting: number };
+  /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
+  stats?(): { running: number; waiting: number; runningByTenant?: Record<string, number> };
   close(): Promise<void>;
 }
 

@@ -1,12 +1,14 @@
+import { type MessagePort, threadId } from 'node:worker_threads';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type EngineErrorKind, type ForecastJob, type JobTiming, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
-import { validateJob } from './validate.ts';
 
 /** What the pool sends a worker thread. */
 export interface WorkerTask {
   job: ForecastJob;
   env: ModelEnv;
-  /** Date.now() when the job was handed to the pool (threads share the clock): gives the queue wait. */
+  /** The worker posts its threadId here as it picks the task up (the engine's running-time clock starts then). */
+  started?: MessagePort;
+  /** Date.now() when the job was handed to the engine (threads share the clock): gives the queue wait. */
   queuedAt?: number;
 }
 
@@ -18,13 +20,15 @@ export type WorkerResult = (
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
-  return async ({ job, env, queuedAt }) => {
+  return async ({ job, env, queuedAt, started: startedPort }) => {
+    startedPort?.postMessage(threadId);
+    startedPort?.close();
     const started = Date.now();
     const timing = (): JobTiming => ({ queueMs: queuedAt === undefined ? 0 : Math.max(0, started - queuedAt), runMs: Date.now() - started });
     try {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
-      validateJob(job);
+      // createEngine validated the job before sending it (validateJob): it is not checked twice.
       const forecasts = await impl.forecast(job, env);
       return { ok: true, forecasts, timing: timing() };
     } catch (err) {

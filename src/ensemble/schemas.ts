@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ForecastInput, ForecastParameters, ForecastResponseBody } from '../forecasting/schemas.ts';
+import { ForecastInput, ForecastParameters, ForecastResponseBody, Metadata } from '../forecasting/schemas.ts';
 
 export const ScoringMetric = z.enum(['smape', 'mase', 'crps']);
 
@@ -19,7 +19,7 @@ export const EnsembleForecastRequest = z
       .default(1)
       .describe('Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.'),
     scoring_metric: ScoringMetric.default('smape').describe('Backtest score used to rank.'),
-    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back.'),
+    metadata: Metadata.nullish().describe('Echoed back (at most 8 levels deep, 16 KiB as JSON).'),
   })
   .strict()
   .meta({ id: 'EnsembleForecastRequest' });

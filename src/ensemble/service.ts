@@ -245,7 +245,11 @@ function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse | null, se
 }
 
 /** Runs every candidate's backtest and final forecast concurrently; a failing one is dropped. */
-export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
+export async function executeEnsemble(
+  ctx: ForecastCtx,
+  plan: EnsemblePlan,
+  tenant?: string,
+): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
   const t0 = performance.now();
   const req = plan.request;
   const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
@@ -253,7 +257,10 @@ export async function executeEnsemble(ctx: ForecastCtx, plan: EnsemblePlan): Pro
   const settled = await Promise.all(
     plan.candidates.map(async (c): Promise<Evaluated | null> => {
       try {
-        const [final, ...bts] = await Promise.all([executePrepared(ctx, c.final), ...c.backtests.map((b) => executePrepared(ctx, b))]);
+        const [final, ...bts] = await Promise.all([
+          executePrepared(ctx, c.final, undefined, tenant),
+          ...c.backtests.map((b) => executePrepared(ctx, b, undefined, tenant)),
+        ]);
         const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
         return { candidate: c, score, result: final as ForecastResponse };
       } catch (err) {
@@ -366,7 +373,7 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
   });
   let out: Awaited<ReturnType<typeof executeEnsemble>>;
   try {
-    out = await executeEnsemble(ctx, plan);
+    out = await executeEnsemble(ctx, plan, principal.user.id);
   } catch (err) {
     await hold.release(describe(err));
     throw err;

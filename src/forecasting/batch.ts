@@ -1,33 +1,55 @@
 import type { Principal } from '../accounts/credentials.ts';
 import { AppError, type ErrorReport, ValidationFailure, zodIssues } from '../shared/errors.ts';
 import { ForecastRequest, type ForecastResponse, LIMITS } from './schemas.ts';
-import { runForecast, type CallInfo, type ForecastCtx } from './service.ts';
+import { planForecast, runPlanned, type CallInfo, type ForecastCtx, type Planned } from './service.ts';
 
-export type BatchItem = { ok: true; result: ForecastResponse; error: null } | { ok: false; result: null; error: ErrorReport };
+export type BatchItem<T = ForecastResponse> = { ok: true; result: T; error: null } | { ok: false; result: null; error: ErrorReport };
 
 /**
  * Each item is validated, authorised and metered on its own and all run concurrently (the
- * engine's pool bounds the real parallelism). Item k is billed under request id `<id>:<k>`.
- * A failed item becomes its error entry through the caller's own error mapper (REST and MCP
- * place validation paths differently).
+ * engine's pool and per-account cap bound the real parallelism). Item k is billed under request
+ * id `<id>:<k>`. A failed item becomes its error entry through the caller's own error mapper
+ * (REST and MCP place validation paths differently).
+ * Every item is planned first: when the items' responses together would pass the output cap,
+ * the whole batch is refused (413) before any credit is held. `finish` turns each item's
+ * response into what the caller sends (e.g. serialised JSON); the item is debited only once
+ * that succeeded.
  */
-export async function runBatch(
+export async function runBatch<T = ForecastResponse>(
   ctx: ForecastCtx,
   principal: Principal,
   requests: unknown[],
   call: CallInfo,
   reportError: (err: unknown, itemRequestId: string) => ErrorReport,
-): Promise<{ object: 'list'; data: BatchItem[] }> {
+  finish: (response: ForecastResponse) => Promise<T> | T = (r) => r as T,
+): Promise<{ object: 'list'; data: BatchItem<T>[] }> {
   if (requests.length > LIMITS.maxBatch) {
     throw new AppError('request_too_large', `A batch holds at most ${LIMITS.maxBatch} requests (got ${requests.length})`);
   }
+  const planned = requests.map((raw, k): { plan: Planned } | { error: ErrorReport } => {
+    try {
+      const parsed = ForecastRequest.safeParse(raw);
+      if (!parsed.success) throw new ValidationFailure(zodIssues(parsed.error.issues, raw));
+      return { plan: planForecast(ctx, parsed.data) };
+    } catch (err) {
+      return { error: reportError(err, `${call.requestId}:${k}`) };
+    }
+  });
+  const outputValues = planned.reduce((a, p) => a + ('plan' in p ? p.plan.prepared.usage.output_tokens : 0), 0);
+  const cap = outputValues > 0 ? ctx.config.forecast.maxOutputValues : 0;
+  if (outputValues > cap) {
+    throw new AppError(
+      'request_too_large',
+      `The batch's responses would hold ${outputValues} numbers together (requests[].parameters.prediction_length × series × ` +
+        `(1 + quantile_levels + num_samples), summed over requests); at most ${cap} are accepted. Split the batch or lower those fields`,
+    );
+  }
   const data = await Promise.all(
-    requests.map(async (raw, k): Promise<BatchItem> => {
+    planned.map(async (p, k): Promise<BatchItem<T>> => {
+      if ('error' in p) return { ok: false, result: null, error: p.error };
       const itemId = `${call.requestId}:${k}`;
       try {
-        const parsed = ForecastRequest.safeParse(raw);
-        if (!parsed.success) throw new ValidationFailure(zodIssues(parsed.error.issues, raw));
-        const result = await runForecast(ctx, principal, parsed.data, { requestId: itemId, source: call.source });
+        const result = await runPlanned(ctx, principal, p.plan, { requestId: itemId, source: call.source }, finish);
         return { ok: true, result, error: null };
       } catch (err) {
         return { ok: false, result: null, error: reportError(err, itemId) };

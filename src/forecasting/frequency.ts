@@ -100,20 +100,27 @@ function monthStep(start: Date, monthsPerPeriod: number, periodEnd: boolean, per
   mo += periods * monthsPerPeriod;
   const y = Math.floor(mo / 12);
   const m = mo % 12;
-  const day = periodEnd ? new Date(Date.UTC(y, m + 1, 0)).getUTCDate() : 1;
-  return new Date(Date.UTC(y, m, day, start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds(), start.getUTCMilliseconds()));
+  // setUTCFullYear rather than Date.UTC(y, …): Date.UTC reads years 0–99 as 1900–1999.
+  const out = new Date(Date.UTC(2000, 0, 1, start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds(), start.getUTCMilliseconds()));
+  out.setUTCFullYear(y, m + (periodEnd ? 1 : 0), periodEnd ? 0 : 1);
+  return out;
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Business days in closed form (O(1) whatever `n`): a weekend start rolls forward to Monday first,
+ * as pandas does for B; then whole weeks of five business days, then the remainder, skipping the
+ * weekend it crosses. The time of day is kept.
+ */
 function addBusinessDays(d: Date, n: number): Date {
-  const out = new Date(d.getTime());
-  // Roll a weekend start forward to Monday first, as pandas does for B.
-  while (out.getUTCDay() === 0 || out.getUTCDay() === 6) out.setUTCDate(out.getUTCDate() + 1);
-  let left = n;
-  while (left > 0) {
-    out.setUTCDate(out.getUTCDate() + 1);
-    if (out.getUTCDay() !== 0 && out.getUTCDay() !== 6) left -= 1;
-  }
-  return out;
+  const dow = d.getUTCDay();
+  const rolled = d.getTime() + (dow === 6 ? 2 : dow === 0 ? 1 : 0) * DAY_MS;
+  const weekday = new Date(rolled).getUTCDay(); // 1..5
+  const weeks = Math.floor(n / 5);
+  const rest = n % 5;
+  const extra = weekday + rest > 5 ? rest + 2 : rest;
+  return new Date(rolled + (weeks * 7 + extra) * DAY_MS);
 }
 
 /** The time of step `k` (0 = start) of a series that begins at `start`. */
@@ -125,7 +132,19 @@ export function stepTime(start: Date, freq: Frequency, k: number): Date {
   return monthStep(start, monthsOf[freq.unit] ?? 1, freq.periodEnd, n);
 }
 
-/** One ISO timestamp per forecast step, continuing `observed` steps after `start`. */
+/** Latest instant a JavaScript Date (and so a timestamp here) can hold: ±8.64e15 ms from 1970. */
+const MAX_TIME_MS = 8.64e15;
+
+/**
+ * Whether every timestamp of a forecast is representable: steps are monotonic, so checking the
+ * last one (in O(1)) is enough. Callers turn `false` into a 422 before any work is done.
+ */
+export function timestampsRepresentable(start: Date, freq: Frequency, observed: number, horizon: number): boolean {
+  const last = stepTime(start, freq, observed + horizon - 1).getTime();
+  return Number.isFinite(last) && Math.abs(last) <= MAX_TIME_MS;
+}
+
+/** One ISO timestamp per forecast step, continuing `observed` steps after `start` (O(horizon)). */
 export function forecastTimestamps(start: Date, freq: Frequency, observed: number, horizon: number): string[] {
   const out: string[] = [];
   for (let h = 0; h < horizon; h++) out.push(stepTime(start, freq, observed + h).toISOString());

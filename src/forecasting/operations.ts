@@ -3,7 +3,8 @@ import { AUTH_ERRORS } from '../shared/schemas.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
 import { runBatch } from './batch.ts';
 import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, ForecastResponseBody, LIMITS, type ForecastResponse } from './schemas.ts';
-import { runForecast } from './service.ts';
+import { planForecast, runForecast, runPlanned } from './service.ts';
+import { serialiseJson, type JsonChunks } from '../shared/json.ts';
 
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
@@ -36,6 +37,8 @@ export const forecastOperations = [
     mcpExample:
       '{"model":"auto-ets","inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118],"start":"1949-01-01"}],"parameters":{"prediction_length":6,"frequency":"MS"}}',
     run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
+    runSerialised: ({ deps, caller, input }) =>
+      runPlanned(deps, principalOf(caller), planForecast(deps, input), { requestId: caller.requestId, source: caller.source }, serialiseJson),
     summarize: (r) => forecastSummary(r as ForecastResponse),
   }),
   defineOperation({
@@ -56,6 +59,24 @@ export const forecastOperations = [
     restSource: 'batch',
     run: ({ deps, caller, input }) =>
       runBatch(deps, principalOf(caller), input.requests, { requestId: caller.requestId, source: caller.source }, (err, id) => caller.reportError(err, id)),
+    runSerialised: async ({ deps, caller, input }) => {
+      const out = await runBatch<JsonChunks>(
+        deps,
+        principalOf(caller),
+        input.requests,
+        { requestId: caller.requestId, source: caller.source },
+        (err, id) => caller.reportError(err, id),
+        serialiseJson,
+      );
+      const chunks: string[] = ['{"object":"list","data":['];
+      out.data.forEach((item, k) => {
+        if (k > 0) chunks.push(',');
+        if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
+        else chunks.push(JSON.stringify(item));
+      });
+      chunks.push(']}');
+      return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
+    },
     summarize: (r) => {
       const failed = r.data.filter((d) => !d.ok).length;
       return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;

@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
-import { parseFrequency, parseStart, type Frequency } from './frequency.ts';
+import { parseFrequency, parseStart, timestampsRepresentable, type Frequency } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
 
@@ -38,7 +38,15 @@ const at = (...path: (string | number)[]) => path;
  * turns the request into engine-ready series. Problems are reported all at once as 422 detail,
  * except size limits, which are 413 request_too_large.
  */
-export function prepareForecast(req: ForecastRequestT, model: CatalogModel): PreparedForecast {
+export interface PrepareLimits {
+  /** Largest response accepted, in numbers (FORECAST_MAX_OUTPUT_VALUES). */
+  maxOutputValues: number;
+}
+
+/** Numbers a forecast returns per step of each series: the mean, each quantile level, each sample. */
+export const valuesPerStep = (quantileLevels: number, numSamples: number): number => 1 + quantileLevels + numSamples;
+
+export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limits: PrepareLimits): PreparedForecast {
   const p: Partial<NonNullable<ForecastRequestT['parameters']>> = req.parameters ?? {};
   const issues: FieldIssue[] = [];
   const horizon = p.prediction_length ?? 24;
@@ -128,6 +136,14 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
     if (input.start != null) {
       start = parseStart(input.start);
       if (!start) issues.push({ path: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
+      else if (frequency && !timestampsRepresentable(start, frequency, originalLength, horizon)) {
+        issues.push({
+          path: at('inputs', i, 'start'),
+          msg: `With frequency '${frequency.code}', ${originalLength} observed steps and prediction_length ${horizon}, the forecast timestamps run past the representable range of dates (±275,000 years); use a smaller frequency multiple or horizon`,
+          type: 'value_error',
+          input: input.start,
+        });
+      }
     }
 
     const ignored: string[] = [];
@@ -171,14 +187,26 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel): Pre
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
 
+  // Work is priced and bounded by what it produces: every number of the response is an output token.
+  const numSamples = p.num_samples ?? 0;
+  const seriesCount = inputs.reduce((a, x) => a + x.variates.length, 0);
+  const perStep = valuesPerStep(levelsRaw.length, numSamples);
+  const output_tokens = seriesCount * horizon * perStep;
+  if (output_tokens > limits.maxOutputValues) {
+    throw new AppError(
+      'request_too_large',
+      `The response would hold ${output_tokens} numbers (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
+        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)); at most ${limits.maxOutputValues} are accepted. ` +
+        'Lower prediction_length, num_samples or quantile_levels, or split the inputs over several requests',
+    );
+  }
   const input_tokens = inputs.reduce((a, x) => a + x.observedPoints, 0);
-  const output_tokens = inputs.reduce((a, x) => a + x.variates.length * horizon, 0);
   return {
     model,
     inputs,
     horizon,
     quantileLevels: levelsRaw,
-    numSamples: p.num_samples ?? 0,
+    numSamples,
     frequency,
     usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens },
     metadata: req.metadata ?? null,

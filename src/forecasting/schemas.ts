@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { findJsonProblem } from '../shared/json.ts';
 import { ErrorBody } from '../shared/schemas.ts';
 
 /** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
@@ -14,6 +15,19 @@ export const LIMITS = {
 } as const;
 
 const Value = z.number().nullable();
+
+/** Free-form metadata is echoed back: bounded in depth and size so it can always be stored and sent. */
+export const METADATA_MAX_BYTES = 16_384;
+export const METADATA_MAX_DEPTH = 8;
+export const Metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const problem = findJsonProblem(value, METADATA_MAX_DEPTH);
+  if (problem) {
+    ctx.addIssue({ code: 'custom', path: problem.path, message: problem.msg });
+    return;
+  }
+  const size = Buffer.byteLength(JSON.stringify(value));
+  if (size > METADATA_MAX_BYTES) ctx.addIssue({ code: 'custom', message: `Metadata is ${size} bytes as JSON; at most ${METADATA_MAX_BYTES} are accepted` });
+});
 const Step = z.union([z.array(Value).min(1).max(LIMITS.maxVariates), Value]);
 
 export const ForecastInput = z
@@ -26,7 +40,9 @@ export const ForecastInput = z
     past_covariates: z.record(z.string().max(128), z.array(Value)).nullish().describe('Name → values aligned with target.'),
     future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish().describe('Name → values for the forecast steps.'),
     static_covariates: z.record(z.string().max(128), z.number()).nullish().describe('Name → one number for the series.'),
-    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the output (item_id, …).'),
+    metadata: Metadata.nullish().describe(
+      `Echoed back in the output (item_id, …). At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`,
+    ),
     item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
   })
   // Unknown fields are refused (422 naming them, with the close known name): a silently ignored
@@ -58,7 +74,7 @@ export const ForecastRequest = z
     model: z.string().min(1).max(200).describe('Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo.'),
     inputs: z.array(ForecastInput).min(1).describe('One entry per series.'),
     parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
-    metadata: z.record(z.string(), z.unknown()).nullish().describe('Echoed back in the response.'),
+    metadata: Metadata.nullish().describe(`Echoed back in the response. At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`),
   })
   .strict()
   .meta({ id: 'ForecastRequest' });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
@@ -6,13 +7,14 @@ import { EngineError, type Engine, type SeriesForecast } from '../engine/types.t
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, UsageSource } from './metering.ts';
-import { prepareForecast, type PreparedForecast } from './prepare.ts';
+import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
 
 export interface ForecastCtx {
   engine: Engine;
   catalog: Catalog;
   meter: Meter;
+  config: { forecast: PrepareLimits };
 }
 
 export interface CallInfo {
@@ -53,7 +55,7 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
 }
 
 /** Runs a prepared forecast on the engine and shapes the response (no metering). */
-export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal): Promise<ForecastResponse> {
+export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal, tenant?: string): Promise<ForecastResponse> {
   const t0 = performance.now();
   const series: number[][] = [];
   const seriesToInput: number[] = [];
@@ -78,7 +80,7 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
         // Variates of one input share a group: multivariate models forecast them jointly.
         groupIds: seriesToInput,
       },
-      signal ? { signal } : {},
+      { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
     );
   } catch (err) {
     throw engineFailure(err, seriesToInput);
@@ -86,37 +88,58 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
   if (forecasts.length !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
-  return shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+  return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
 }
 
-function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], sortedLevels: number[], latencyMs: number): ForecastResponse {
+/** Numbers shaped between two turns of the event loop (a 2-million-number answer must not pin it). */
+const SHAPE_SLICE = 20_000;
+
+async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForecast[], sortedLevels: number[], latencyMs: number): Promise<ForecastResponse> {
   const h = prepared.horizon;
   let k = 0;
-  const outputs = prepared.inputs.map((inp) => {
+  let shaped = 0;
+  const outputs: ForecastResponse['outputs'] = [];
+  for (const inp of prepared.inputs) {
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
-    // steps × variates, like the target.
-    const matrix = (pick: (f: SeriesForecast) => number[]) => Array.from({ length: h }, (_, t) => fc.map((f) => pick(f)[t] as number));
-    const quantile_predictions = prepared.quantileLevels.map((level) => {
+    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers.
+    const matrix = async (pick: (f: SeriesForecast) => number[]): Promise<number[][]> => {
+      const cols = fc.map(pick);
+      const rows = new Array<number[]>(h);
+      for (let t = 0; t < h; t++) {
+        rows[t] = cols.map((c) => c[t] as number);
+        shaped += cols.length;
+        if (shaped >= SHAPE_SLICE) {
+          shaped = 0;
+          await nextTurn();
+        }
+      }
+      return rows;
+    };
+    const quantile_predictions: { level: number; values: number[][] }[] = [];
+    for (const level of prepared.quantileLevels) {
       const row = sortedLevels.indexOf(level);
-      return { level, values: matrix((f) => f.quantiles[row] as number[]) };
-    });
-    const samples =
-      prepared.numSamples > 0 ? Array.from({ length: prepared.numSamples }, (_, s) => matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean)) : null;
+      quantile_predictions.push({ level, values: await matrix((f) => f.quantiles[row] as number[]) });
+    }
+    let samples: number[][][] | null = null;
+    if (prepared.numSamples > 0) {
+      samples = [];
+      for (let s = 0; s < prepared.numSamples; s++) samples.push(await matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean));
+    }
     const metadata: Record<string, unknown> = {};
     if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
     if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
     if (inp.truncated) metadata.truncated_from = inp.originalLength;
     const info = fc.map((f) => f.info).filter((x) => x !== undefined);
     if (info.length > 0) metadata.model_info = info;
-    return {
-      mean: matrix((f) => f.mean),
+    outputs.push({
+      mean: await matrix((f) => f.mean),
       quantile_predictions,
       samples,
       timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
       metadata: Object.keys(metadata).length > 0 ? metadata : null,
-    };
-  });
+    });
+  }
   const truncated = prepared.inputs.filter((x) => x.truncated).map((x) => x.originalLength);
   return {
     id: `fcst_${randomUUID().replaceAll('-', '')}`,
@@ -143,22 +166,26 @@ export function planForecast(ctx: ForecastCtx, req: ForecastRequestT): { prepare
   if (!model.available) {
     throw new AppError('upstream_unavailable', `Model '${model.id}' is not available: ${model.unavailable_reason ?? 'not downloaded'}`);
   }
-  const prepared = prepareForecast(req, model);
+  const prepared = prepareForecast(req, model, ctx.config.forecast);
   return { prepared, credits: creditsFor(model.pricing, prepared.usage) };
 }
 
+export type Planned = ReturnType<typeof planForecast>;
+
 /**
- * The one path of a metered forecast: plan → access check → hold credits → run → commit
- * (debit + usage event) → answer. A failed run releases the hold: a failed forecast costs nothing.
+ * The one path of a metered forecast: plan (413 when the response would pass the output cap) →
+ * access check → hold credits → run → `finish` (e.g. serialise the answer) → commit (debit + usage
+ * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
+ * releases it: a forecast that cannot be produced costs nothing.
  */
-export async function runForecast(
+export async function runPlanned<T>(
   ctx: ForecastCtx,
   principal: Principal,
-  req: ForecastRequestT,
+  { prepared, credits }: Planned,
   call: CallInfo,
+  finish: (response: ForecastResponse) => Promise<T> | T,
   signal?: AbortSignal,
-): Promise<ForecastResponse> {
-  const { prepared, credits } = planForecast(ctx, req);
+): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
   const hold = await ctx.meter.hold({
     principal,
@@ -168,13 +195,24 @@ export async function runForecast(
     usage: prepared.usage,
     credits,
   });
-  let response: ForecastResponse;
   try {
-    response = await executePrepared(ctx, prepared, signal);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id);
+    const answer = await finish(response);
+    await hold.commit({ latencyMs: response.latency_ms ?? 0 });
+    return answer;
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');
     throw err;
   }
-  await hold.commit({ latencyMs: response.latency_ms ?? 0 });
-  return response;
+}
+
+/** A metered forecast whose answer is the response object (MCP, tests). */
+export async function runForecast(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: ForecastRequestT,
+  call: CallInfo,
+  signal?: AbortSignal,
+): Promise<ForecastResponse> {
+  return runPlanned(ctx, principal, planForecast(ctx, req), call, (r) => r, signal);
 }

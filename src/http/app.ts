@@ -12,6 +12,7 @@ import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
+import { findJsonProblem } from '../shared/json.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -165,6 +166,25 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   });
 
   registerMetricsHook(app, deps);
+  // Every string a request carries (body of any content type, query, path) is checked once, here,
+  // for what neither database can store (NUL, lone surrogates), and every body for nesting deeper
+  // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next).
+  app.addHook('preValidation', async (req, reply) => {
+    const parts = [
+      ['path', req.params],
+      ['query', req.query],
+      ['body', req.body],
+    ] as const;
+    for (const [root, value] of parts) {
+      const problem = findJsonProblem(value);
+      if (!problem) continue;
+      if (req.url.startsWith('/oauth/')) {
+        // The authorization server answers in RFC 6749's shape.
+        return reply.code(400).send({ error: 'invalid_request', error_description: `${[root, ...problem.path].join('.')}: ${problem.msg}` });
+      }
+      return reply.code(422).send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type }] });
+    }
+  });
   registerAuthHook(app, deps);
   registerRateLimitHook(app, deps);
   return app;

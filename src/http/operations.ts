@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
@@ -43,7 +44,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
         ...(hasInput ? { [part]: input } : {}),
         response: { 200: op.output, ...errors(...op.errors) },
       },
-      handler: async (req) => {
+      handler: async (req, reply) => {
         const principal = req.principal;
         if (principal && op.auth !== 'public' && !op.auth.includes(principal.kind)) {
           throw new AppError('forbidden', `${op.id} does not accept ${principal.kind} credentials`);
@@ -55,6 +56,11 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           source: op.spendsCredits && principal ? usageSourceOf(req.headers, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
           reportError: (err, id) => restItemReport(err, id, req.log),
         };
+        if (op.runSerialised) {
+          // Serialised before the debit, streamed slice by slice (never joined into one string).
+          const json = await op.runSerialised({ deps, caller, input: inputOf(req, part) });
+          return reply.type('application/json; charset=utf-8').send(Readable.from(json.chunks, { objectMode: false }));
+        }
         return op.run({ deps, caller, input: inputOf(req, part) });
       },
     });

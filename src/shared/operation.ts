@@ -3,6 +3,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import type { UsageSource } from '../forecasting/metering.ts';
 import { AppError, type ErrorReport } from './errors.ts';
+import type { JsonChunks } from './json.ts';
 
 /** The credential kinds an operation accepts (every boundary also has its own rules on top). */
 export type CredentialKind = Principal['kind'];
@@ -64,6 +65,12 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
+  /**
+   * REST only, for answers that can be large (forecasts): runs the call and returns the answer
+   * already serialised (in slices that yield to the event loop), so that the debit happens after
+   * serialisation and the adapter streams the chunks. Same output as `run`.
+   */
+  runSerialised?(args: OperationArgs<z.output<I>>): Promise<JsonChunks>;
   /** A worked example of the MCP tool's arguments (compact JSON), shown in its description. */
   mcpExample?: string;
   /** One line of text describing a result (MCP hosts that show text only). */
@@ -71,16 +78,19 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
 }
 
 /** A declaration with its types erased, so that lists of different operations can be looped over. */
-export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'summarize'> {
+export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'runSerialised' | 'summarize'> {
   /** `input` must already be validated against `input` (both boundaries validate before calling). */
   run(args: OperationArgs<unknown>): Promise<unknown>;
+  runSerialised?(args: OperationArgs<unknown>): Promise<JsonChunks>;
   summarize(output: unknown): string;
 }
 
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(def: OperationDef<I, O>): Operation {
+  const { runSerialised } = def;
   return {
     ...def,
     run: (args) => def.run({ ...args, input: args.input as z.output<I> }),
+    ...(runSerialised ? { runSerialised: (args: OperationArgs<unknown>) => runSerialised({ ...args, input: args.input as z.output<I> }) } : {}),
     summarize: (output) => def.summarize(output as z.input<O>),
   };
 }

@@ -6,7 +6,7 @@ export async function principalFor(t: TestApp, token: string): Promise<Principal
   return resolveCredential(t.deps.database.db, token, Date.now());
 }
 
-/** A forecast that costs exactly one credit on the fake engine (3 input + 5 output tokens). */
+/** A forecast that costs exactly one credit on the fake engine (3 input + 4 output tokens). */
 export const ONE_CREDIT = { model: 'echo-last', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 1 } };
 
 export const forecast = (t: TestApp, token: string, body: unknown = ONE_CREDIT, headers: Record<string, string> = {}) =>

@@ -48,8 +48,9 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.deepEqual(body.metadata, { trace: 'x' });
     assert.equal(body.outputs[0].samples, null);
     assert.equal(body.outputs[0].timestamps, null);
-    // input tokens = observed values read (3 + 3); output tokens = horizon x variates (24 + 24)
-    assert.deepEqual(body.usage, { input_tokens: 6, output_tokens: 48, total_tokens: 54 });
+    // input tokens = observed values read (3 + 3); output tokens = numbers returned:
+    // horizon × series × (1 mean + 3 quantile levels) = 24 × 2 × 4
+    assert.deepEqual(body.usage, { input_tokens: 6, output_tokens: 192, total_tokens: 198 });
     assert.equal(body.input_points, 6);
     assert.equal(body.truncated_from, null);
     assert.match(body.id, /^fcst_/);
@@ -78,7 +79,7 @@ describe(`forecast API contract (${DB_KIND})`, () => {
       [3, 30],
     ]);
     assert.equal(engine.jobs.at(-1)?.series.length, 2);
-    assert.deepEqual(r.body.usage, { input_tokens: 6, output_tokens: 4, total_tokens: 10 });
+    assert.deepEqual(r.body.usage, { input_tokens: 6, output_tokens: 16, total_tokens: 22 });
   });
 
   test('aliases freq and quantiles; requested level order kept; samples; timestamps from start + frequency', async () => {

@@ -38,8 +38,12 @@ export class FakeEngine implements Engine {
     ];
   }
 
-  async forecast(job: ForecastJob): Promise<SeriesForecast[]> {
+  /** The tenant (account) each job was run for. */
+  readonly tenants: (string | undefined)[] = [];
+
+  async forecast(job: ForecastJob, opts?: { tenant?: string }): Promise<SeriesForecast[]> {
     this.jobs.push(job);
+    this.tenants.push(opts?.tenant);
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.behaviour !== 'ok') throw new EngineError(this.behaviour, `fake ${this.behaviour}`, 0);
     return job.series.map((s) => {

@@ -102,7 +102,7 @@ describe(`usage API and cost report (${DB_KIND})`, () => {
     assert.equal(s.totals.requests, 3);
     assert.equal(s.totals.credits, 3);
     assert.equal(s.totals.cost_nano_usd, 3000);
-    assert.equal(s.totals.total_tokens, 3 * 4); // 3 observed values in, 1 value out
+    assert.equal(s.totals.total_tokens, 3 * 7); // 3 observed values in, 4 numbers out (mean + 3 quantiles)
     assert.equal(s.daily.length, 1);
     assert.equal(s.daily[0].date, new Date().toISOString().slice(0, 10));
     assert.equal(s.daily[0].requests, 3);

@@ -18,6 +18,34 @@ export interface Arma {
   D: number;
 }
 
+/**
+ * Scratch buffers for the likelihood hot loops (called thousands of times per series): grown on
+ * demand, never shared across a call boundary (the functions using them are synchronous and do
+ * not call each other while holding one).
+ */
+const scratchBufs: Float64Array[] = [];
+const nzBufs: Int32Array[] = [];
+/** Indices of the non-zero entries of v (a scratch Int32Array per slot) and their count. */
+function nonZero(slot: number, v: ArrayLike<number>): [Int32Array, number] {
+  let b = nzBufs[slot];
+  if (!b || b.length < v.length) {
+    b = new Int32Array(Math.max(v.length, 64));
+    nzBufs[slot] = b;
+  }
+  let k = 0;
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) b[k++] = i;
+  return [b, k];
+}
+
+function scratch(slot: number, len: number): Float64Array {
+  let b = scratchBufs[slot];
+  if (!b || b.length < len) {
+    b = new Float64Array(Math.max(len, 64));
+    scratchBufs[slot] = b;
+  }
+  return b;
+}
+
 /** R's partrans: tanh then Durbin-Levinson, maps R^p onto the stationary region. */
 export function partrans(raw: ArrayLike<number>, off: number, p: number, out: number[]): void {
   const nw = new Array<number>(p);
@@ -112,6 +140,37 @@ export function transPars(par: readonly number[], arma: Arma, trans: boolean): {
   return { phi, theta };
 }
 
+/**
+ * transPars into caller-owned phi (length p + m P) and theta (length q + m Q) buffers, for the
+ * optimiser's objective functions (no allocation but partrans' small work arrays).
+ */
+export function transParsInto(par: readonly number[], arma: Arma, trans: boolean, phi: Float64Array, theta: Float64Array): void {
+  const { p: mp, q: mq, P: msp, Q: msq, m: ns } = arma;
+  let params: readonly number[] = par;
+  if (trans && (mp > 0 || msp > 0)) {
+    const t = par.slice();
+    if (mp > 0) partrans(par, 0, mp, t);
+    if (msp > 0) partrans(par, mp + mq, msp, t);
+    params = t;
+  }
+  phi.fill(0);
+  theta.fill(0);
+  for (let i = 0; i < mp; i++) phi[i] = params[i]!;
+  for (let i = 0; i < mq; i++) theta[i] = params[i + mp]!;
+  if (ns > 0) {
+    for (let j = 0; j < msp; j++) {
+      const s = params[j + mp + mq]!;
+      phi[(j + 1) * ns - 1] = phi[(j + 1) * ns - 1]! + s;
+      for (let i = 0; i < mp; i++) phi[(j + 1) * ns + i] = phi[(j + 1) * ns + i]! - params[i]! * s;
+    }
+    for (let j = 0; j < msq; j++) {
+      const s = params[j + mp + mq + msp]!;
+      theta[(j + 1) * ns - 1] = theta[(j + 1) * ns - 1]! + s;
+      for (let i = 0; i < mq; i++) theta[(j + 1) * ns + i] = theta[(j + 1) * ns + i]! + params[i + mp]! * s;
+    }
+  }
+}
+
 /** Differences x (lag 1, d times; lag m, D times) in place of a copy, as ARIMA_CSS does. */
 function differenced(y: ArrayLike<number>, arma: Arma): Float64Array {
   const n = y.length;
@@ -143,6 +202,46 @@ export function arimaCss(y: ArrayLike<number>, arma: Arma, phi: Float64Array, th
     }
   }
   return { s2: ssq / nu, resid };
+}
+
+/** x differenced as ARIMA_CSS does it (same length, leading values left as they are). */
+export function cssDifferenced(y: ArrayLike<number>, arma: Arma): Float64Array {
+  return differenced(y, arma);
+}
+
+/**
+ * ARIMA_CSS's s2 only, on data already passed through cssDifferenced (what the optimiser
+ * evaluates; the residuals go to a scratch buffer).
+ */
+export function arimaCssValue(w: ArrayLike<number>, arma: Arma, phi: Float64Array, theta: Float64Array): number {
+  const n = w.length;
+  const q = theta.length;
+  const ncond = arma.p + arma.d + arma.m * (arma.P + arma.D);
+  const resid = scratch(9, n);
+  // Seasonal polynomials are mostly zeros: loop over the non-zero lags only.
+  const [nzP, np] = nonZero(0, phi);
+  const [nzQ, nq] = nonZero(1, theta);
+  let ssq = 0;
+  let nu = 0;
+  for (let l = ncond; l < n; l++) {
+    let tmp = w[l]!;
+    for (let k = 0; k < np; k++) {
+      const j = nzP[k]!;
+      tmp -= phi[j]! * w[l - j - 1]!;
+    }
+    const jmax = Math.min(l - ncond, q);
+    for (let k = 0; k < nq; k++) {
+      const j = nzQ[k]!;
+      if (j >= jmax) break;
+      tmp -= theta[j]! * resid[l - j - 1]!;
+    }
+    resid[l] = tmp;
+    if (!Number.isNaN(tmp)) {
+      nu++;
+      ssq += tmp * tmp;
+    }
+  }
+  return ssq / nu;
 }
 
 /** The state-space model of makeARIMA; `a`, `P` and `Pn` are changed by the filter (as in R). */
@@ -216,6 +315,96 @@ export function resetState(mod: StateSpace): void {
 }
 
 /**
+ * Row 0 of stationaryCov (cov(y_t, a_k), k < r): what the Chandrasekhar filter below needs,
+ * computed from psi weights and autocovariances only, O(p^3 + r (p + q)).
+ */
+export function stationaryRow0(phi: ArrayLike<number>, theta: ArrayLike<number>, r: number, into?: Float64Array): Float64Array {
+  const p = phi.length;
+  const q = theta.length;
+  // theta_0 = 1, theta_j for 1 <= j <= q, 0 beyond.
+  const th = scratch(0, Math.max(r, q + 1) + 1);
+  th.fill(0);
+  th[0] = 1;
+  for (let j = 1; j <= q; j++) th[j] = theta[j - 1]!;
+  // psi weights psi_0..psi_r and autocovariances gamma(0..r).
+  const psi = scratch(1, r + 1);
+  for (let j = 0; j <= r; j++) {
+    let v = th[j]!;
+    const kmax = Math.min(j, p);
+    for (let k = 1; k <= kmax; k++) v += phi[k - 1]! * psi[j - k]!;
+    psi[j] = v;
+  }
+  // rhs_k = sum_{j=k}^{q} theta_j psi_{j-k}
+  const rhs = (k: number): number => {
+    let v = 0;
+    for (let j = k; j <= q; j++) v += th[j]! * psi[j - k]!;
+    return v;
+  };
+  const gamma = scratch(2, r + 1);
+  if (p > 0) {
+    // gamma(k) - sum_j phi_j gamma(|k - j|) = rhs_k, k = 0..p: Gaussian elimination with
+    // partial pivoting on a flat (p + 1) x (p + 2) row-major matrix.
+    const w = p + 2;
+    const A = scratch(3, (p + 1) * w);
+    A.fill(0, 0, (p + 1) * w);
+    for (let k = 0; k <= p; k++) {
+      const o = k * w;
+      A[o + k] = A[o + k]! + 1;
+      for (let j = 1; j <= p; j++) {
+        const idx = o + Math.abs(k - j);
+        A[idx] = A[idx]! - phi[j - 1]!;
+      }
+      A[o + p + 1] = rhs(k);
+    }
+    for (let c = 0; c <= p; c++) {
+      let piv = c;
+      for (let r2 = c + 1; r2 <= p; r2++) if (Math.abs(A[r2 * w + c]!) > Math.abs(A[piv * w + c]!)) piv = r2;
+      if (piv !== c) {
+        for (let j = 0; j < w; j++) {
+          const t = A[piv * w + j]!;
+          A[piv * w + j] = A[c * w + j]!;
+          A[c * w + j] = t;
+        }
+      }
+      const oc = c * w;
+      const pv = A[oc + c]!;
+      for (let r2 = c + 1; r2 <= p; r2++) {
+        const o = r2 * w;
+        const f = A[o + c]! / pv;
+        if (f === 0) continue;
+        for (let j = c; j < w; j++) A[o + j] = A[o + j]! - f * A[oc + j]!;
+      }
+    }
+    const sol = scratch(4, p + 1);
+    for (let c = p; c >= 0; c--) {
+      const o = c * w;
+      let v = A[o + p + 1]!;
+      for (let j = c + 1; j <= p; j++) v -= A[o + j]! * sol[j]!;
+      sol[c] = v / A[o + c]!;
+    }
+    for (let k = 0; k <= Math.min(p, r); k++) gamma[k] = sol[k]!;
+    for (let k = p + 1; k <= r; k++) {
+      let v = rhs(k);
+      for (let j = 1; j <= p; j++) v += phi[j - 1]! * gamma[k - j]!;
+      gamma[k] = v;
+    }
+  } else {
+    for (let k = 0; k <= r; k++) gamma[k] = rhs(k);
+  }
+  // cov(y_t, a_k) = sum_{l>=k} phi_l gamma(1 + l - k) + theta_l psi_{l-k}.
+  const out = into ?? new Float64Array(r);
+  const pr = Math.min(p, r);
+  for (let k = 0; k < r; k++) {
+    let v = 0;
+    for (let l = k; l < pr; l++) v += phi[l]! * gamma[1 + l - k]!;
+    const lmax = Math.min(r - 1, q);
+    for (let l = k; l <= lmax; l++) v += th[l]! * psi[l - k]!;
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
  * The same matrix as getQ0 (the stationary covariance of the ARMA state, sigma^2 = 1), from
  * the process' autocovariances and psi weights instead of Gardner's AS 154 regression: state
  * element i is a_i = sum_{j>=i} phi_j y_{t-1-(j-i)} + theta_j e_{t-(j-i)} (theta_0 = 1), so
@@ -227,70 +416,11 @@ export function stationaryCov(phi: ArrayLike<number>, theta: ArrayLike<number>, 
   const p = phi.length;
   const q = theta.length;
   const th = (j: number): number => (j === 0 ? 1 : j - 1 < q ? theta[j - 1]! : 0);
-  // psi weights psi_0..psi_r and autocovariances gamma(0..r).
-  const psi = new Float64Array(r + 1);
-  for (let j = 0; j <= r; j++) {
-    let v = th(j);
-    for (let k = 1; k <= Math.min(j, p); k++) v += phi[k - 1]! * psi[j - k]!;
-    psi[j] = v;
-  }
-  const gamma = new Float64Array(r + 1);
-  // rhs_k = sum_{j=k}^{q} theta_j psi_{j-k}
-  const rhs = (k: number): number => {
-    let v = 0;
-    for (let j = k; j <= q; j++) v += th(j) * psi[j - k]!;
-    return v;
-  };
-  if (p > 0) {
-    // gamma(k) - sum_j phi_j gamma(|k - j|) = rhs_k, k = 0..p
-    const A: number[][] = Array.from({ length: p + 1 }, () => new Array<number>(p + 2).fill(0));
-    for (let k = 0; k <= p; k++) {
-      const row = A[k]!;
-      row[k] = row[k]! + 1;
-      for (let j = 1; j <= p; j++) {
-        const idx = Math.abs(k - j);
-        row[idx] = row[idx]! - phi[j - 1]!;
-      }
-      row[p + 1] = rhs(k);
-    }
-    // Gaussian elimination with partial pivoting.
-    for (let c = 0; c <= p; c++) {
-      let piv = c;
-      for (let r2 = c + 1; r2 <= p; r2++) if (Math.abs(A[r2]![c]!) > Math.abs(A[piv]![c]!)) piv = r2;
-      if (piv !== c) [A[piv], A[c]] = [A[c]!, A[piv]!];
-      const rc = A[c]!;
-      const pv = rc[c]!;
-      for (let r2 = c + 1; r2 <= p; r2++) {
-        const row = A[r2]!;
-        const f = row[c]! / pv;
-        if (f === 0) continue;
-        for (let j = c; j <= p + 1; j++) row[j] = row[j]! - f * rc[j]!;
-      }
-    }
-    const sol = new Float64Array(p + 1);
-    for (let c = p; c >= 0; c--) {
-      const row = A[c]!;
-      let v = row[p + 1]!;
-      for (let j = c + 1; j <= p; j++) v -= row[j]! * sol[j]!;
-      sol[c] = v / row[c]!;
-    }
-    for (let k = 0; k <= Math.min(p, r); k++) gamma[k] = sol[k]!;
-    for (let k = p + 1; k <= r; k++) {
-      let v = rhs(k);
-      for (let j = 1; j <= p; j++) v += phi[j - 1]! * gamma[k - j]!;
-      gamma[k] = v;
-    }
-  } else {
-    for (let k = 0; k <= r; k++) gamma[k] = rhs(k);
-  }
-  // Row 0: cov(y_t, a_k) = sum_{l>=k} phi_l gamma(1 + l - k) + theta_l psi_{l-k}.
   const out = new Float64Array(r * r);
+  const row = stationaryRow0(phi, theta, r);
   for (let k = 0; k < r; k++) {
-    let v = 0;
-    for (let l = k; l < Math.min(p, r); l++) v += phi[l]! * gamma[1 + l - k]!;
-    for (let l = k; l < r; l++) v += th(l) * psi[l - k]!;
-    out[r * k] = v;
-    out[k] = v;
+    out[r * k] = row[k]!;
+    out[k] = row[k]!;
   }
   // The rest from stationarity, P = T P T' + R R' (T companion):
   // P[i][k] = P[i+1][k+1] + phi_i P[0][k+1] + phi_k P[0][i+1] + phi_i phi_k P[0][0] + R_i R_k.
@@ -616,6 +746,84 @@ export function arimaLike(y: ArrayLike<number>, mod: StateSpace, useResid: boole
     }
   }
   return rsResid ? { ssq, sumlog, nu, resid: rsResid } : { ssq, sumlog, nu };
+}
+
+/**
+ * The likelihood terms of arimaLike for an ARMA model without differencing states and without
+ * missing values, started from the stationary covariance (what the optimiser evaluates on the
+ * differenced series), by the Chandrasekhar recursions (Morf, Sidhu & Kailath 1974; Herbst
+ * 2015) instead of the Riccati covariance update. The model is time-invariant and starts at its
+ * stationary covariance P_1 = Q0, so P_{t+1} - P_t = W_t M_t W_t' has rank one: with
+ * F_t = P_t[0,0] and the gain K_t = T P_t e_0,
+ *   F_{t+1} = F_t + M_t W_t[0]^2,   K_{t+1} = K_t + M_t W_t[0] T W_t,
+ *   W_{t+1} = T W_t - K_{t+1} W_t[0] / F_{t+1},   M_{t+1} = M_t F_{t+1} / F_t,
+ * from W_1 = K_1, M_1 = -1 / F_1. Each step costs O(r) instead of O(r^2) and only the first row
+ * of Q0 is needed. The sums are those of arimaLike (innovations with F >= 1e4 are left out, as
+ * R's filter does); the state is not kept (the final fit runs arimaLike).
+ */
+export function armaLikeChandrasekhar(y: ArrayLike<number>, phi: Float64Array, theta: Float64Array): { ssq: number; sumlog: number; nu: number } {
+  const n = y.length;
+  const p = phi.length;
+  const r = Math.max(p, theta.length + 1);
+  const row = stationaryRow0(phi, theta, r, scratch(5, r));
+  const a = scratch(6, r);
+  a.fill(0, 0, r);
+  const K = scratch(7, r);
+  const W = scratch(8, r);
+  let F = row[0]!;
+  // K_1 = T Q0 e_0: (T x)_i = phi_i x_0 + x_{i+1}.
+  for (let i = 0; i < r; i++) K[i] = (i < p ? phi[i]! * F : 0) + (i + 1 < r ? row[i + 1]! : 0);
+  for (let i = 0; i < r; i++) W[i] = K[i]!;
+  let M = -1 / F;
+  const [nzP, np] = nonZero(0, phi);
+  let ssq = 0;
+  let sumlog = 0;
+  let nu = 0;
+  let frozen = false;
+  for (let l = 0; l < n; l++) {
+    const v = y[l]! - a[0]!;
+    if (F === 0) return { ssq: NaN, sumlog, nu };
+    if (F < 1e4) {
+      nu++;
+      ssq += (v * v) / F;
+      sumlog += Math.log(F);
+    }
+    // a <- T a + K v / F  ((T x)_i = phi_i x_0 + x_{i+1}; phi has few non-zero lags)
+    const f = v / F;
+    const a0 = a[0]!;
+    for (let i = 0; i < r - 1; i++) a[i] = a[i + 1]! + K[i]! * f;
+    a[r - 1] = K[r - 1]! * f;
+    for (let k = 0; k < np; k++) {
+      const i = nzP[k]!;
+      a[i] = a[i]! + phi[i]! * a0;
+    }
+    if (frozen || l === n - 1) continue;
+    // Chandrasekhar step; W becomes T W first.
+    const w0 = W[0]!;
+    const mw0 = M * w0;
+    const Fn = F + mw0 * w0;
+    for (let i = 0; i < r - 1; i++) W[i] = W[i + 1]!;
+    W[r - 1] = 0;
+    for (let k = 0; k < np; k++) {
+      const i = nzP[k]!;
+      W[i] = W[i]! + phi[i]! * w0;
+    }
+    const c = w0 / Fn;
+    let wmax = 0;
+    for (let i = 0; i < r; i++) {
+      const ki = K[i]! + mw0 * W[i]!;
+      K[i] = ki;
+      const wi = W[i]! - ki * c;
+      W[i] = wi;
+      wmax = Math.max(wmax, Math.abs(wi));
+    }
+    M = (M * Fn) / F;
+    F = Fn;
+    // Converged: the remaining change of P (|M| |W|^2) is negligible next to F, so F and K
+    // stay as they are (each step then costs only the state update).
+    if (Math.abs(M) * wmax * wmax <= 1e-13 * F) frozen = true;
+  }
+  return { ssq, sumlog, nu };
 }
 
 /**

@@ -7,10 +7,13 @@
 import {
   arCheck,
   arimaCss,
+  arimaCssValue,
+  cssDifferenced,
   arimaGradtrans,
   arimaInvtrans,
   arimaLike,
   arimaUndoPars,
+  armaLikeChandrasekhar,
   deltaPoly,
   kalmanForecast,
   maInvert,
@@ -18,6 +21,7 @@ import {
   polyRoots,
   resetState,
   transPars,
+  transParsInto,
   type Arma,
   type StateSpace,
 } from './arima-core.ts';
@@ -46,6 +50,11 @@ export interface ArimaFit {
   mod: StateSpace;
   /** NaN on the diagonal of var(coef) (R's checkarima) or a singular Hessian. */
   badVariance: boolean;
+  /**
+   * With hessian = 'deferred': computes badVariance (the numerical Hessian) when called, and
+   * sets it; null once done or when no Hessian was asked for.
+   */
+  checkVariance: (() => boolean) | null;
   method: ArimaMethod;
   n: number;
 }
@@ -65,7 +74,7 @@ export function arima(
   regressor: 'none' | 'mean' | 'drift',
   method: ArimaMethod,
   fixed?: readonly number[],
-  hessian = true,
+  hessian: boolean | 'deferred' = true,
 ): ArimaFit {
   const n = x.length;
   const narma = arma.p + arma.q + arma.P + arma.Q;
@@ -124,9 +133,24 @@ export function arima(
     return out;
   };
 
+  // Differencing is linear: the CSS objective differences x and the regressor once, and each
+  // evaluation combines them (cssDifferenced(x - b xreg) up to rounding).
+  const cssX = cssDifferenced(x, arma);
+  const cssReg = xreg ? cssDifferenced(xreg, arma) : null;
+  const cssBuf = new Float64Array(n);
+  const phiBuf = new Float64Array(arma.p + arma.m * arma.P);
+  const thetaBuf = new Float64Array(arma.q + arma.m * arma.Q);
   const armaCss = (p: readonly number[]): number => {
-    const { phi, theta } = transPars(p, arma, false);
-    const { s2 } = arimaCss(xAdj(p), arma, phi, theta);
+    transParsInto(p, arma, false, phiBuf, thetaBuf);
+    const phi = phiBuf;
+    const theta = thetaBuf;
+    let w: Float64Array = cssX;
+    if (cssReg) {
+      const b = p[narma]!;
+      for (let i = 0; i < n; i++) cssBuf[i] = cssX[i]! - b * cssReg[i]!;
+      w = cssBuf;
+    }
+    const s2 = arimaCssValue(w, arma, phi, theta);
     if (!Number.isFinite(s2)) return Number.MAX_VALUE;
     if (s2 <= 0) return -Infinity;
     return 0.5 * Math.log(s2);
@@ -141,21 +165,29 @@ export function arima(
   const wreg = xreg ? differencedSeries(Array.from(xreg), arma) : null;
   const wbuf = new Float64Array(wx.length);
   const noDelta = new Float64Array(0);
+  // Without missing values the Chandrasekhar recursions give the same sums in O(r) a step.
+  const complete = !wx.some((v) => Number.isNaN(v)) && !(wreg?.some((v) => Number.isNaN(v)) ?? false);
   let mod: StateSpace | null = null;
   const armafn = (p: readonly number[], trans: boolean): number => {
-    const { phi, theta } = transPars(p, arma, trans);
-    if (!mod) mod = makeArima(phi, theta, noDelta);
-    else {
-      mod.phi = phi;
-      mod.theta.fill(0);
-      mod.theta.set(theta.subarray(0, Math.min(theta.length, mod.theta.length)));
-      resetState(mod);
-    }
+    transParsInto(p, arma, trans, phiBuf, thetaBuf);
+    const phi = phiBuf;
+    const theta = thetaBuf;
     if (wreg) {
       const b = p[narma]!;
       for (let i = 0; i < wx.length; i++) wbuf[i] = wx[i]! - b * wreg[i]!;
     } else wbuf.set(wx);
-    const res = arimaLike(wbuf, mod, false, true);
+    let res: { ssq: number; sumlog: number; nu: number };
+    if (complete) res = armaLikeChandrasekhar(wbuf, phi, theta);
+    else {
+      if (!mod) mod = makeArima(phi, theta, noDelta);
+      else {
+        mod.phi = phi;
+        mod.theta.fill(0);
+        mod.theta.set(theta.subarray(0, Math.min(theta.length, mod.theta.length)));
+        resetState(mod);
+      }
+      res = arimaLike(wbuf, mod, false, true);
+    }
     if (res.nu === 0) return Infinity;
     const s2 = res.ssq / res.nu;
     if (!(s2 > 0)) return NaN;
@@ -163,7 +195,7 @@ export function arima(
   };
 
   let value: number;
-  let badVariance = false;
+  let varianceCheck: (() => boolean) | null = null;
   let final: number[];
   let sigma2: number;
   let residuals: Float64Array;
@@ -171,13 +203,15 @@ export function arima(
 
   if (method === 'CSS') {
     let par = coef;
-    let hess: number[][] | null = null;
     if (noOptim) value = armaCss(par);
     else {
       const res = bfgs(armaCss, init0, { parscale });
       par = res.x;
       value = res.value;
-      if (hessian) hess = optimHess(armaCss, par, parscale);
+      if (hessian) {
+        const at = par;
+        varianceCheck = () => varianceBad(optimHess(armaCss, at, parscale), null, nUsed);
+      }
     }
     final = par;
     const { phi, theta } = transPars(final, arma, false);
@@ -187,7 +221,6 @@ export function arima(
     sigma2 = css.s2;
     residuals = css.resid;
     arimaLike(xa, finalMod, false);
-    if (hess) badVariance = varianceBad(hess, null, nUsed);
   } else {
     const init = coef.slice();
     if (method === 'CSS-ML' && !noOptim) {
@@ -209,7 +242,6 @@ export function arima(
       if (start.some((v) => !Number.isFinite(v))) throw new ArimaError('non-stationary start');
     }
     let par: number[];
-    let hess: number[][] | null = null;
     if (noOptim) {
       par = start;
       value = armafn(par, false);
@@ -229,9 +261,11 @@ export function arima(
         par = inv;
         value = f(par);
       }
-      if (hessian) hess = optimHess(f, par, parscale);
+      if (hessian) {
+        const at = par;
+        varianceCheck = () => varianceBad(optimHess(f, at, parscale), arimaGradtrans(at, arma), nUsed);
+      }
     }
-    if (hess) badVariance = varianceBad(hess, arimaGradtrans(par, arma), nUsed);
     final = transform ? arimaUndoPars(par, arma) : par;
     const { phi, theta } = transPars(final, arma, false);
     finalMod = makeArima(phi, theta, delta);
@@ -245,7 +279,7 @@ export function arima(
   const minus2ll = 2 * nUsed * value + nUsed + nUsed * LOG_2PI;
   const npar = noOptim ? 0 : narma + ncxreg;
   const aic = method !== 'CSS' ? minus2ll + 2 * npar + 2 : NaN;
-  return {
+  const out: ArimaFit = {
     arma,
     coef: final,
     regressor: reg,
@@ -258,10 +292,22 @@ export function arima(
     nUsed,
     residuals,
     mod: finalMod,
-    badVariance,
+    badVariance: false,
+    checkVariance: null,
     method,
     n,
   };
+  if (varianceCheck) {
+    const check = varianceCheck;
+    if (hessian === 'deferred') {
+      out.checkVariance = () => {
+        out.badVariance = check();
+        out.checkVariance = null;
+        return out.badVariance;
+      };
+    } else out.badVariance = check();
+  }
+  return out;
 }
 
 /** x differenced d times at lag 1 and D times at lag m (shorter by d + D m). */
@@ -295,7 +341,13 @@ function varianceBad(H: number[][], A: number[][] | null, nUsed: number): boolea
 
 export type InfoCriterion = 'aicc' | 'aic' | 'bic';
 
-/** forecast's myarima: fit, information criteria, unit-root and variance checks; ic Infinity on failure. */
+/**
+ * forecast's myarima: fit, information criteria, unit-root and variance checks; ic Infinity on
+ * failure. The variance check (a numerical Hessian, as many likelihood evaluations as the fit
+ * itself) only runs when the candidate's criterion is below `icBound`: a caller that only asks
+ * "is this better than icBound?" gets R's answer without paying for candidates that lose anyway
+ * (the check can only raise ic to Infinity). The default bound, Infinity, always runs it.
+ */
 export function myarima(
   x: readonly number[],
   arma: Arma,
@@ -304,6 +356,7 @@ export function myarima(
   approximation: boolean,
   offset: number,
   hessian: boolean,
+  icBound = Infinity,
 ): ArimaFit | null {
   const n = x.filter((v) => !Number.isNaN(v)).length;
   const diffs = arma.d + arma.D;
@@ -311,7 +364,7 @@ export function myarima(
   let fit: ArimaFit;
   try {
     const reg = constant ? (diffs === 1 ? 'drift' : diffs === 0 ? 'mean' : 'none') : 'none';
-    fit = arima(x, arma, reg, method, undefined, hessian);
+    fit = arima(x, arma, reg, method, undefined, hessian ? 'deferred' : false);
   } catch {
     // R's myarima: any failure of the fit makes the candidate's criterion infinite.
     return null;
@@ -332,7 +385,8 @@ export function myarima(
   let minroot = 2;
   if (arma.p + arma.P > 0) minroot = Math.min(minroot, minRootModulus(Array.from(fit.mod.phi).map((v) => -v)));
   if (arma.q + arma.Q > 0 && fit.ic < Infinity) minroot = Math.min(minroot, minRootModulus(Array.from(fit.mod.theta)));
-  if (minroot < 1 + 1e-2 || fit.badVariance) fit.ic = Infinity;
+  if (minroot < 1 + 1e-2) fit.ic = Infinity;
+  else if (fit.ic < icBound && fit.checkVariance?.()) fit.ic = Infinity;
   return fit;
 }
 
@@ -463,16 +517,19 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
 
   const results: { p: number; q: number; P: number; Q: number; c: boolean; ic: number }[] = [];
   const icOf = (f: ArimaFit | null): number => (f ? f.ic : Infinity);
-  const fitOne = (pp: number, qq: number, PP: number, QQ: number, c: boolean): ArimaFit | null => {
-    const f = myarima(x, { p: pp, q: qq, P: PP, Q: QQ, m, d, D }, c, ic, approximation, offset, hessian);
+  // Without the approximation a candidate only matters if it beats the best so far, so its
+  // variance check runs only then (myarima's icBound); with it, every criterion is kept for
+  // the re-fitting order below and each is checked.
+  const fitOne = (pp: number, qq: number, PP: number, QQ: number, c: boolean, bound: number): ArimaFit | null => {
+    const f = myarima(x, { p: pp, q: qq, P: PP, Q: QQ, m, d, D }, c, ic, approximation, offset, hessian, approximation ? Infinity : bound);
     results.push({ p: pp, q: qq, P: PP, Q: QQ, c, ic: icOf(f) });
     return f;
   };
   const seen = (pp: number, qq: number, PP: number, QQ: number, c: boolean): boolean =>
     results.some((r) => r.p === pp && r.q === qq && r.P === PP && r.Q === QQ && r.c === c);
 
-  let bestfit = fitOne(p, q, P, Q, constant);
-  let fit = fitOne(0, 0, 0, 0, constant);
+  let bestfit = fitOne(p, q, P, Q, constant, Infinity);
+  let fit = fitOne(0, 0, 0, 0, constant, icOf(bestfit));
   if (icOf(fit) < icOf(bestfit)) {
     bestfit = fit;
     p = q = P = Q = 0;
@@ -480,7 +537,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
   if (maxP > 0 || maxSP > 0) {
     const pp = maxP > 0 ? 1 : 0;
     const PP = m > 1 && maxSP > 0 ? 1 : 0;
-    fit = fitOne(pp, 0, PP, 0, constant);
+    fit = fitOne(pp, 0, PP, 0, constant, icOf(bestfit));
     if (icOf(fit) < icOf(bestfit)) {
       bestfit = fit;
       p = pp;
@@ -491,7 +548,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
   if (maxQ > 0 || maxSQ > 0) {
     const qq = maxQ > 0 ? 1 : 0;
     const QQ = m > 1 && maxSQ > 0 ? 1 : 0;
-    fit = fitOne(0, qq, 0, QQ, constant);
+    fit = fitOne(0, qq, 0, QQ, constant, icOf(bestfit));
     if (icOf(fit) < icOf(bestfit)) {
       bestfit = fit;
       p = P = 0;
@@ -500,7 +557,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
     }
   }
   if (constant) {
-    fit = fitOne(0, 0, 0, 0, false);
+    fit = fitOne(0, 0, 0, 0, false, icOf(bestfit));
     if (icOf(fit) < icOf(bestfit)) {
       bestfit = fit;
       p = q = P = Q = 0;
@@ -533,7 +590,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
     for (const [pp, qq, PP, QQ, ok] of moves) {
       if (!ok || seen(pp, qq, PP, QQ, constant)) continue;
       if (results.length >= nmodels) break;
-      fit = fitOne(pp, qq, PP, QQ, constant);
+      fit = fitOne(pp, qq, PP, QQ, constant, icOf(bestfit));
       if (icOf(fit) < icOf(bestfit)) {
         bestfit = fit;
         p = pp;
@@ -546,7 +603,7 @@ export function autoArima(x0: readonly number[], opts: AutoArimaOptions): AutoAr
     }
     if (improved) continue;
     if ((allowDrift || allowMean) && !seen(p, q, P, Q, !constant) && results.length < nmodels) {
-      fit = fitOne(p, q, P, Q, !constant);
+      fit = fitOne(p, q, P, Q, !constant, icOf(bestfit));
       if (icOf(fit) < icOf(bestfit)) {
         bestfit = fit;
         constant = !constant;

@@ -1,0 +1,244 @@
+/**
+ * Abuse benchmark (issue #11): the largest accepted request of each kind, and a few refused ones,
+ * sent to the real server (src/main.ts in a child process, fresh SQLite database). For each: the
+ * status, the time, the response size, the server's peak RSS and its RSS 3 s after the request
+ * (memory given back?), the server's event-loop delay (perf_hooks.monitorEventLoopDelay, through
+ * bench/lib/loop-probe.ts) and the latency of GET /healthz, polled every 10 ms from a worker thread
+ * of this process while the request runs. Target: /healthz p99 under 50 ms.
+ *   npm run bench:abuse     → bench/results/abuse.{json,md}
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
+
+type ProbeReport = { op: 'report'; rss: number; peakRss: number; loopDelayMs: { p50: number; p99: number; max: number } };
+
+const MB = 1024 * 1024;
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report'): Promise<ProbeReport> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'tsfm-abuse-')),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_FREE_PER_MINUTE: '100000000',
+      FREE_CREDITS: '100000000',
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const ask = (op: 'reset' | 'report') =>
+    new Promise<ProbeReport>((resolve) => {
+      child.once('message', (m) => resolve(m as ProbeReport));
+      child.send({ op });
+    });
+  return { base, child, ask };
+}
+
+/** Polls /healthz every 10 ms from its own thread (so this process's JSON work does not skew it). */
+function startPinger(base: string): { stop(): Promise<number[]> } {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const lat = []; let on = true;
+     (async () => {
+       while (on) {
+         const t = performance.now();
+         try { const r = await fetch(workerData + '/healthz'); await r.text(); lat.push(performance.now() - t); } catch { lat.push(10000); }
+         await new Promise((r) => setTimeout(r, 10));
+       }
+       parentPort.postMessage(lat);
+     })();
+     parentPort.on('message', () => { on = false; });`,
+    { eval: true, workerData: base },
+  );
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (lat: number[]) => {
+          void worker.terminate();
+          resolve(lat);
+        });
+        worker.postMessage('stop');
+      }),
+  };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : (s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number);
+};
+
+interface Scenario {
+  name: string;
+  path: string;
+  body: () => string;
+  parallel?: number;
+}
+
+const ramp = (n: number) => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin(i / 3) + (i % 7));
+const forecast = (over: Record<string, unknown>) => JSON.stringify({ model: 'naive', inputs: [{ target: ramp(200) }], ...over });
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'forecast, largest response: h 10000 × (1 + 3 quantiles + 196 samples) = 2,000,000 numbers',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 196 } }),
+  },
+  {
+    name: 'same, 3 in parallel (one account)',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 196 } }),
+    parallel: 3,
+  },
+  {
+    name: 'batch, 64 items × h 1000 × (1 + 3 + 27) = 1,984,000 numbers',
+    path: '/v1/forecast/batch',
+    body: () =>
+      JSON.stringify({
+        requests: Array.from({ length: 64 }, () => ({
+          model: 'naive',
+          inputs: [{ target: ramp(200) }],
+          parameters: { prediction_length: 1000, num_samples: 27 },
+        })),
+      }),
+  },
+  {
+    name: 'largest input: 100,000 steps × 20 variates = 2,000,000 values',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({
+        model: 'naive',
+        inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)) }],
+        parameters: { prediction_length: 24 },
+      }),
+  },
+  {
+    name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 40, frequency: '100000B' } }),
+  },
+  {
+    name: 'calendar: frequency 100B, h 10000 with timestamps',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 10_000, frequency: '100B' } }),
+  },
+  {
+    name: 'auto-ets, 10,000 points, h 1000',
+    path: '/v1/forecast',
+    body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),
+  },
+  {
+    name: 'refused: h 10000 × 1000 samples (10 M numbers) → 413',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 1000 } }),
+  },
+  {
+    name: 'refused: 40 KB of nested metadata → 422',
+    path: '/v1/forecast',
+    body: () => `{"model":"naive","inputs":[{"target":[1,2,3]}],"metadata":${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}}`,
+  },
+  {
+    name: 'refused: frequency 100000YS, h 10000 → 422',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 10_000, frequency: '100000YS' } }),
+  },
+];
+
+const server = await startProbedServer();
+const rows: Record<string, unknown>[] = [];
+try {
+  const key = await apiKey(server.base);
+  const idle = await server.ask('report');
+  for (const s of SCENARIOS) {
+    const body = s.body();
+    await server.ask('reset');
+    const pinger = startPinger(server.base);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: s.parallel ?? 1 }, async () => {
+        const r = await fetch(server.base + s.path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+        const buf = await r.arrayBuffer();
+        return { status: r.status, bytes: buf.byteLength };
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const healthz = await pinger.stop();
+    const during = await server.ask('report');
+    await new Promise((r) => setTimeout(r, 3000));
+    const afterwards = await server.ask('report');
+    const row = {
+      scenario: s.name,
+      status: [...new Set(results.map((r) => r.status))].join(','),
+      request_mb: round(Buffer.byteLength(body) / MB, 2),
+      response_mb: round(results.reduce((a, r) => a + r.bytes, 0) / results.length / MB, 2),
+      seconds: round(seconds, 2),
+      peak_rss_mb: Math.round(during.peakRss / MB),
+      rss_after_3s_mb: Math.round(afterwards.rss / MB),
+      loop_delay_p99_ms: round(during.loopDelayMs.p99),
+      loop_delay_max_ms: round(during.loopDelayMs.max),
+      healthz_samples: healthz.length,
+      healthz_p50_ms: round(pct(healthz, 50)),
+      healthz_p99_ms: round(pct(healthz, 99)),
+      healthz_max_ms: round(Math.max(0, ...healthz)),
+    };
+    console.log(JSON.stringify(row));
+    rows.push(row);
+  }
+  const final = await server.ask('report');
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cores: availableParallelism(), node: process.version },
+    idle_rss_mb: Math.round(idle.rss / MB),
+    final_rss_mb: Math.round(final.rss / MB),
+    target: 'healthz p99 < 50 ms while any accepted request runs',
+    scenarios: rows,
+  };
+  writeFileSync(join(REPO_ROOT, 'bench/results/abuse.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const cols = [
+    'scenario',
+    'status',
+    'request_mb',
+    'response_mb',
+    'seconds',
+    'peak_rss_mb',
+    'rss_after_3s_mb',
+    'loop_delay_p99_ms',
+    'loop_delay_max_ms',
+    'healthz_p99_ms',
+    'healthz_max_ms',
+  ] as const;
+  const md = `# Abuse benchmark
+
+\`npm run bench:abuse\` — the real server (src/main.ts, SQLite, default settings: ${result.machine.cores} cores so 2 workers,
+one account gets 1 of them) in a child process, ${result.machine.cores} cores shared with other work, Node ${result.machine.node}, ${result.date}.
+Event-loop delay is the server's own (\`perf_hooks.monitorEventLoopDelay\`, 5 ms resolution); \`/healthz\` is polled every
+10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB.
+Target: /healthz p99 under 50 ms while any accepted request runs.
+
+| ${cols.join(' | ')} |
+|${cols.map(() => '---').join('|')}|
+${rows.map((r) => `| ${cols.map((c) => String(r[c])).join(' | ')} |`).join('\n')}
+`;
+  writeFileSync(join(REPO_ROOT, 'bench/results/abuse.md'), md);
+  console.log(md);
+} finally {
+  server.child.kill('SIGTERM');
+}

@@ -1,0 +1,313 @@
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
+import { AppError } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { getBillingAccount, reserveIn, settlementSplit, type HoldRow, type Settlement } from './ledger.ts';
+
+/**
+ * Group commit for the credit ledger (docs/adr/0009-group-commit-metering.md): the holds of
+ * every call in flight share one transaction, and so do their debits + usage events (and their
+ * releases). A caller's promise settles only after the transaction holding its rows committed,
+ * so nothing is answered before its usage record is durable, exactly as with one transaction per
+ * call; what changes is that N calls pay for one BEGIN/COMMIT (one WAL sync on SQLite, one
+ * round trip each on PostgreSQL) and a handful of multi-row statements instead of N of each.
+ *
+ * Each lane runs at most one transaction at a time; calls that arrive while it runs form the
+ * next group (up to MAX_GROUP). A lone call waits only for the current turn of the event loop
+ * (setImmediate) before its transaction starts. Per-call refusals (402 billing_required, a hold
+ * the sweeper already released) fail that call alone: they are decided before anything of that
+ * call is written. A database error fails the whole group, and rolls all of it back.
+ */
+type Db = Kysely<DB>;
+
+/** Rows per multi-row INSERT: well inside SQLite's and PostgreSQL's bound-parameter limits. */
+const MAX_GROUP = 256;
+
+type Outcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
+
+interface Pending<I, O> {
+  input: I;
+  resolve: (value: O) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A queue whose waiting items are applied together in one transaction. */
+export class CommitLane<I, O> {
+  private queue: Pending<I, O>[] = [];
+  private running = false;
+  private scheduled = false;
+  private readonly db: Db;
+  private readonly apply: (trx: Db, inputs: I[]) => Promise<Outcome<O>[]>;
+
+  constructor(db: Db, apply: (trx: Db, inputs: I[]) => Promise<Outcome<O>[]>) {
+    this.db = db;
+    this.apply = apply;
+  }
+
+  submit(input: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.running || this.scheduled) return;
+    this.scheduled = true;
+    // Let every call started in this turn of the event loop (a batch's items) join the group.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.running || this.queue.length === 0) return;
+    this.running = true;
+    const group = this.queue.splice(0, MAX_GROUP);
+    try {
+      const outcomes = await this.db.transaction().execute((trx) =>
+        this.apply(
+          trx,
+          group.map((g) => g.input),
+        ),
+      );
+      group.forEach((g, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) g.resolve(o.value);
+        else g.reject(o.error);
+      });
+    } catch (err) {
+      for (const g of group) g.reject(err);
+    } finally {
+      this.running = false;
+      if (this.queue.length > 0) this.kick();
+    }
+  }
+}
+
+export interface HoldInput {
+  userId: string;
+  requestId: string;
+  credits: number;
+  now: number;
+  ttlMs: number;
+}
+
+/**
+ * Holds for a group. Per account, the calls' total is taken with one guarded update when the
+ * balance covers it (the common case); otherwise the calls are reserved one by one in arrival
+ * order with the single-call logic (free credits first, then metered, or 402), so a group never
+ * lets an account spend more than one-by-one reservation would. Then one multi-row insert.
+ */
+async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow>[]> {
+  const out: Outcome<HoldRow>[] = new Array<Outcome<HoldRow>>(inputs.length);
+  const byUser = new Map<string, number[]>();
+  inputs.forEach((h, i) => {
+    const list = byUser.get(h.userId);
+    if (list) list.push(i);
+    else byUser.set(h.userId, [i]);
+  });
+  const rows: HoldRow[] = [];
+  const row = (h: HoldInput, free: number, metered: number): HoldRow => ({
+    id: newId('hld'),
+    user_id: h.userId,
+    request_id: h.requestId,
+    free_credits: free,
+    metered_credits: metered,
+    created_at: h.now,
+    expires_at: h.now + h.ttlMs,
+  });
+  for (const [userId, idx] of byUser) {
+    let total = 0;
+    let now = 0;
+    for (const i of idx) {
+      total += inputs[i]!.credits;
+      now = Math.max(now, inputs[i]!.now);
+    }
+    const all = await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance - ${total}`, updated_at: now })
+      .where('user_id', '=', userId)
+      .where('balance', '>=', total)
+      .executeTakeFirst();
+    if (Number(all.numUpdatedRows) === 1) {
+      for (const i of idx) {
+        const r = row(inputs[i]!, inputs[i]!.credits, 0);
+        rows.push(r);
+        out[i] = { ok: true, value: r };
+      }
+      continue;
+    }
+    for (const i of idx) {
+      const h = inputs[i]!;
+      try {
+        const split = await reserveIn(trx, userId, h.credits, h.now);
+        const r = row(h, split.free, split.metered);
+        rows.push(r);
+        out[i] = { ok: true, value: r };
+      } catch (err) {
+        // Refusals write nothing; anything else is a database fault and fails the group.
+        if (!(err instanceof AppError)) throw err;
+        out[i] = { ok: false, error: err };
+      }
+    }
+  }
+  for (let k = 0; k < rows.length; k += MAX_GROUP)
+    await trx
+      .insertInto('credit_holds')
+      .values(rows.slice(k, k + MAX_GROUP))
+      .execute();
+  return out;
+}
+
+export interface SettleInput {
+  hold: HoldRow;
+  settlement: Settlement;
+}
+
+/**
+ * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
+ * released fails its call: no 200 without its debit), refunds are summed per account, and the
+ * usage events, ledger entries and metered-usage outbox rows go in one insert each.
+ */
+async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ usageEventId: string }>[]> {
+  const ids = inputs.map((s) => s.hold.id);
+  const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
+  const out: Outcome<{ usageEventId: string }>[] = new Array<Outcome<{ usageEventId: string }>>(inputs.length);
+  const refunds = new Map<string, { credits: number; now: number }>();
+  const events: Insertable<UsageEventsTable>[] = [];
+  const entries: Insertable<CreditLedgerTable>[] = [];
+  const meteredRows: { userId: string; usageEventId: string; credits: number; now: number }[] = [];
+  inputs.forEach(({ hold, settlement: s }, i) => {
+    if (!taken.has(hold.id)) {
+      out[i] = { ok: false, error: new Error(`credit hold ${hold.id} expired before the call finished`) };
+      return;
+    }
+    const { actual, refund, free, metered } = settlementSplit(hold, s.credits);
+    if (refund > 0) {
+      const r = refunds.get(hold.user_id) ?? { credits: 0, now: 0 };
+      refunds.set(hold.user_id, { credits: r.credits + refund, now: Math.max(r.now, s.now) });
+    }
+    const usageEventId = newId('use');
+    events.push({
+      id: usageEventId,
+      user_id: hold.user_id,
+      request_id: s.requestId,
+      created_at: s.now,
+      model: s.model,
+      source: s.source,
+      credential_kind: s.principal.kind,
+      key_id: s.principal.kind === 'api_key' ? s.principal.credentialId : null,
+      input_tokens: s.usage.input_tokens,
+      output_tokens: s.usage.output_tokens,
+      total_tokens: s.usage.total_tokens,
+      credits: actual,
+      free_credits: free,
+      metered_credits: metered,
+      cost_nano_usd: actual * s.creditPriceNanoUsd,
+      latency_ms: s.latencyMs,
+      status: 'succeeded',
+    });
+    entries.push({
+      id: newId('cle'),
+      user_id: hold.user_id,
+      kind: 'debit',
+      amount: -free,
+      metered_credits: metered,
+      request_id: s.requestId,
+      usage_event_id: usageEventId,
+      description: `${s.source} ${s.model}`,
+      created_at: s.now,
+    });
+    if (metered > 0) meteredRows.push({ userId: hold.user_id, usageEventId, credits: metered, now: s.now });
+    out[i] = { ok: true, value: { usageEventId } };
+  });
+  for (const [userId, r] of refunds) {
+    await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance + ${r.credits}`, updated_at: r.now })
+      .where('user_id', '=', userId)
+      .execute();
+  }
+  if (events.length > 0) {
+    await trx.insertInto('usage_events').values(events).execute();
+    await trx.insertInto('credit_ledger').values(entries).execute();
+  }
+  if (meteredRows.length > 0) {
+    const accounts = new Map<string, Awaited<ReturnType<typeof getBillingAccount>>>();
+    const outbox: Insertable<MeteredUsageOutboxTable>[] = [];
+    for (const m of meteredRows) {
+      if (!accounts.has(m.userId)) accounts.set(m.userId, await getBillingAccount(trx, m.userId));
+      const acct = accounts.get(m.userId);
+      outbox.push({
+        id: newId('mub'),
+        user_id: m.userId,
+        provider: acct?.provider ?? 'local',
+        customer_id: acct?.customer_id ?? null,
+        usage_event_id: m.usageEventId,
+        credits: m.credits,
+        created_at: m.now,
+        reported_at: null,
+        attempts: 0,
+        last_error: null,
+      });
+    }
+    await trx.insertInto('metered_usage_outbox').values(outbox).execute();
+  }
+  return out;
+}
+
+export interface ReleaseInput {
+  hold: Pick<HoldRow, 'id' | 'user_id' | 'free_credits'>;
+  now: number;
+}
+
+/** Releases for a group: one DELETE … RETURNING, then the free credits back per account. */
+async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<boolean>[]> {
+  const taken = new Set(
+    (
+      await trx
+        .deleteFrom('credit_holds')
+        .where(
+          'id',
+          'in',
+          inputs.map((r) => r.hold.id),
+        )
+        .returning('id')
+        .execute()
+    ).map((r) => r.id),
+  );
+  const back = new Map<string, { credits: number; now: number }>();
+  for (const { hold, now } of inputs) {
+    if (!taken.has(hold.id) || hold.free_credits <= 0) continue;
+    const r = back.get(hold.user_id) ?? { credits: 0, now: 0 };
+    back.set(hold.user_id, { credits: r.credits + hold.free_credits, now: Math.max(r.now, now) });
+  }
+  for (const [userId, r] of back) {
+    await trx
+      .updateTable('billing_accounts')
+      .set({ balance: sql`balance + ${r.credits}`, updated_at: r.now })
+      .where('user_id', '=', userId)
+      .execute();
+  }
+  return inputs.map(({ hold }) => ({ ok: true, value: taken.has(hold.id) }));
+}
+
+/** The three lanes the ledger meter uses. */
+export interface LedgerGroups {
+  hold(input: HoldInput): Promise<HoldRow>;
+  settle(input: SettleInput): Promise<{ usageEventId: string }>;
+  release(input: ReleaseInput): Promise<boolean>;
+}
+
+export function createLedgerGroups(db: Db): LedgerGroups {
+  const holds = new CommitLane(db, applyHolds);
+  const settles = new CommitLane(db, applySettles);
+  const releases = new CommitLane(db, applyReleases);
+  return {
+    hold: (input) => holds.submit(input),
+    settle: (input) => settles.submit(input),
+    release: (input) => releases.submit(input),
+  };
+}

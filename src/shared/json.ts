@@ -1,0 +1,165 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * JSON helpers for large or hostile values. Both walk iteratively or in slices, so neither a
+ * deeply nested value (stack overflow) nor a 2-million-number forecast (tens of milliseconds of
+ * JSON.stringify) can pin the event loop.
+ */
+
+/** A serialised JSON document, as chunks to send one after the other (never joined into one string). */
+export interface JsonChunks {
+  chunks: string[];
+  bytes: number;
+}
+
+/** Scalars written per slice before the serialiser yields to the event loop. */
+const SLICE = 20_000;
+
+type Frame = { kind: 'array'; items: unknown[]; i: number } | { kind: 'object'; entries: [string, unknown][]; i: number };
+
+function scalar(v: unknown): string | undefined {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'number':
+      return Number.isFinite(v) ? String(v) : 'null';
+    case 'string':
+      return JSON.stringify(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      throw new TypeError('Do not know how to serialize a BigInt');
+    default:
+      return undefined; // undefined, functions, symbols: skipped in objects, null in arrays (as JSON.stringify)
+  }
+}
+
+/**
+ * JSON.stringify's output for plain data (arrays, objects, toJSON, scalars), produced in slices of
+ * about SLICE scalars with a turn of the event loop between slices.
+ */
+export async function serialiseJson(value: unknown): Promise<JsonChunks> {
+  const chunks: string[] = [];
+  let bytes = 0;
+  let parts: string[] = [];
+  let written = 0;
+  const flush = () => {
+    if (parts.length === 0) return;
+    const c = parts.join('');
+    chunks.push(c);
+    bytes += Buffer.byteLength(c);
+    parts = [];
+  };
+  const stack: Frame[] = [];
+  // Opens a container or writes a scalar; returns false for values JSON omits.
+  const open = (raw: unknown): boolean => {
+    let v = raw;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON(): unknown }).toJSON();
+    if (Array.isArray(v)) {
+      parts.push('[');
+      stack.push({ kind: 'array', items: v, i: 0 });
+      return true;
+    }
+    if (v !== null && typeof v === 'object') {
+      parts.push('{');
+      const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => scalar(x) !== undefined || (x !== null && typeof x === 'object'));
+      stack.push({ kind: 'object', entries, i: 0 });
+      return true;
+    }
+    const s = scalar(v);
+    if (s === undefined) return false;
+    parts.push(s);
+    written++;
+    return true;
+  };
+  if (!open(value)) parts.push('null');
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Frame;
+    if (top.kind === 'array') {
+      if (top.i >= top.items.length) {
+        parts.push(']');
+        stack.pop();
+        continue;
+      }
+      if (top.i > 0) parts.push(',');
+      const item = top.items[top.i];
+      // Fast paths, native JSON.stringify over slices (the same text as over the whole array):
+      // a run of numbers, or a run of rows of numbers (the steps × variates matrices of a forecast).
+      const row = Array.isArray(item) ? (item as unknown[]) : null;
+      const width = typeof item === 'number' || item === null ? 1 : row && (typeof row[0] === 'number' || row.length === 0) ? Math.max(1, row.length) : 0;
+      if (width > 0) {
+        const n = Math.max(1, Math.floor((SLICE - written) / width));
+        const slice = JSON.stringify(top.items.slice(top.i, top.i + n));
+        parts.push(slice.slice(1, -1));
+        written += Math.min(n, top.items.length - top.i) * width;
+        top.i += n;
+      } else {
+        top.i++;
+        if (!open(item)) parts.push('null');
+      }
+    } else {
+      if (top.i >= top.entries.length) {
+        parts.push('}');
+        stack.pop();
+        continue;
+      }
+      const [k, item] = top.entries[top.i++] as [string, unknown];
+      parts.push(`${top.i > 1 ? ',' : ''}${JSON.stringify(k)}:`);
+      open(item);
+    }
+    if (written >= SLICE) {
+      written = 0;
+      flush();
+      await nextTurn();
+    }
+  }
+  flush();
+  return { chunks, bytes };
+}
+
+export interface JsonProblem {
+  /** Path from the root, e.g. ['inputs', 0, 'metadata', 'a']. */
+  path: (string | number)[];
+  msg: string;
+  type: 'string_unstorable' | 'too_deep';
+}
+
+/** Deepest nesting of arrays and objects accepted anywhere in a request. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Why a string cannot be stored as text by SQLite and PostgreSQL, or null when it can. */
+export function unstorable(s: string): string | null {
+  if (s.includes('\u0000')) return 'contains a NUL character (U+0000), which cannot be stored';
+  if (!s.isWellFormed()) return 'contains a lone UTF-16 surrogate, which is not valid Unicode text';
+  return null;
+}
+
+/**
+ * The first problem in a parsed request value: a string or key the databases cannot store (NUL,
+ * lone surrogates) or nesting deeper than `maxDepth`. Iterative, so any depth is safe to check.
+ */
+export function findJsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonProblem | null {
+  const stack: { v: unknown; path: (string | number)[] }[] = [{ v: value, path: [] }];
+  while (stack.length > 0) {
+    const { v, path } = stack.pop() as { v: unknown; path: (string | number)[] };
+    if (typeof v === 'string') {
+      const why = unstorable(v);
+      if (why) return { path, msg: `String ${why}`, type: 'string_unstorable' };
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (path.length >= maxDepth) return { path, msg: `Nested deeper than ${maxDepth} levels`, type: 'too_deep' };
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) {
+        const x: unknown = v[i];
+        if (x !== null && (typeof x === 'object' || typeof x === 'string')) stack.push({ v: x, path: [...path, i] });
+      }
+      continue;
+    }
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      const why = unstorable(k);
+      if (why) return { path: [...path, k], msg: `Key ${why}`, type: 'string_unstorable' };
+      if (x !== null && (typeof x === 'object' || typeof x === 'string')) stack.push({ v: x, path: [...path, k] });
+    }
+  }
+  return null;
+}

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createEngine, type EngineOptions } from '../../src/engine/engine.ts';
+import { MODEL_IMPLS } from '../../src/engine/registry.ts';
+import { EngineError, type Engine, type ForecastJob } from '../../src/engine/types.ts';
+import { missingFilesModel, sleepModel } from './fixtures/sleep-model.ts';
+
+const workerFile = new URL('./fixtures/test-worker.ts', import.meta.url);
+const impls = [...MODEL_IMPLS, sleepModel, missingFilesModel];
+const sleepJob = (ms: number): ForecastJob => ({
+  model: 'test-sleep',
+  series: [[ms]],
+  horizon: 1,
+  quantileLevels: [0.5],
+  numSamples: 0,
+  seasonLength: null,
+  seed: 1,
+});
+const isEngineError = (kind: string) => (e: unknown) => e instanceof EngineError && e.kind === kind;
+
+/** Admission: running-time timeout, queue-wait bound, per-tenant share of the threads (issue #11). */
+describe('engine admission', () => {
+  let dir: string;
+  const engines: Engine[] = [];
+  const make = (over: Partial<EngineOptions>) => {
+    const e = createEngine({ poolSize: 1, timeoutMs: 3000, maxQueue: 8, modelsDir: dir, threads: 1, workerFile, impls, ...over });
+    engines.push(e);
+    return e;
+  };
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'engine-admission-'));
+  });
+  after(async () => {
+    for (const e of engines) await e.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the timeout measures running time: a job that first waited for the thread still gets its whole budget', async () => {
+    const engine = make({ timeoutMs: 3000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1)); // the thread is up
+    // The second job waits ~2 s for the thread, then runs 2 s: 4 s after it was queued, under 3 s of running time.
+    const first = engine.forecast(sleepJob(2000));
+    const second = engine.forecast(sleepJob(2000));
+    await first;
+    assert.equal((await second).length, 1);
+  });
+
+  it('waiting longer than queueWaitMs for a thread is busy (503 upstream_unavailable at the API)', async () => {
+    const engine = make({ timeoutMs: 10_000, queueWaitMs: 200 });
+    await engine.forecast(sleepJob(1));
+    const running = engine.forecast(sleepJob(1500));
+    await assert.rejects(engine.forecast(sleepJob(1)), (e: unknown) => isEngineError('busy')(e) && /within 200 ms/.test((e as Error).message));
+    await running;
+  });
+
+  it('one tenant runs at most tenantConcurrency jobs at once; other tenants overtake its waiting jobs', async () => {
+    const engine = make({ poolSize: 2, tenantConcurrency: 1, timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await Promise.all([engine.forecast(sleepJob(1)), engine.forecast(sleepJob(1))]);
+    const done: string[] = [];
+    const a1 = engine.forecast(sleepJob(1500), { tenant: 'a' }).then(() => done.push('a1'));
+    const a2 = engine.forecast(sleepJob(1), { tenant: 'a' }).then(() => done.push('a2'));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(engine.stats?.(), { running: 1, waiting: 1, runningByTenant: { a: 1 } });
+    const b = engine.forecast(sleepJob(1), { tenant: 'b' }).then(() => done.push('b'));
+    await Promise.all([a1, a2, b]);
+    assert.deepEqual(done, ['b', 'a1', 'a2']);
+  });
+
+  it('a timed-out job keeps its slot until its thread has exited, then the slot is free', async () => {
+    const engine = make({ timeoutMs: 300, queueWaitMs: 20_000, tenantConcurrency: 1 });
+    await engine.forecast(sleepJob(1));
+    await assert.rejects(engine.forecast(sleepJob(20_000), { tenant: 'a' }), isEngineError('timeout'));
+    assert.deepEqual(engine.stats?.().runningByTenant, { a: 1 }, 'still counted while the thread is being terminated');
+    for (let i = 0; i < 100 && engine.stats?.().running !== 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(engine.stats?.(), { running: 0, waiting: 0, runningByTenant: {} });
+    assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1);
+  });
+
+  it('a caller abort while waiting leaves the queue', async () => {
+    const engine = make({ timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const running = engine.forecast(sleepJob(800));
+    const controller = new AbortController();
+    const waiting = engine.forecast(sleepJob(1), { signal: controller.signal });
+    controller.abort();
+    await assert.rejects(waiting, isEngineError('failed'));
+    assert.equal(engine.stats?.().waiting, 0);
+    await running;
+  });
+});

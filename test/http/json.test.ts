@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { findJsonProblem, serialiseJson } from '../../src/shared/json.ts';
+
+test('serialiseJson writes what JSON.stringify writes, in several chunks for large values', async () => {
+  const values: unknown[] = [
+    null,
+    0,
+    -1.5e-300,
+    'a"b\\c\n\u2028é',
+    [],
+    {},
+    [1, null, undefined, () => 1, Number.NaN, Number.POSITIVE_INFINITY, { a: undefined, b: [true, false] }],
+    {
+      date: new Date(0),
+      nested: {
+        x: [
+          [1, 2],
+          [3, 4],
+        ],
+        s: 'x',
+      },
+      skip: undefined,
+      n: null,
+    },
+  ];
+  for (const v of values) assert.equal((await serialiseJson(v)).chunks.join(''), JSON.stringify(v));
+  const big = { rows: Array.from({ length: 50_000 }, (_, i) => [i / 7, -i]) };
+  const out = await serialiseJson(big);
+  assert.ok(out.chunks.length > 2, `${out.chunks.length} chunks`);
+  const text = out.chunks.join('');
+  assert.equal(text, JSON.stringify(big));
+  assert.equal(out.bytes, Buffer.byteLength(text));
+});
+
+test('findJsonProblem: NUL and lone surrogates in values and keys, nesting, at any depth without recursion', () => {
+  assert.equal(findJsonProblem({ a: ['ok', 1, { b: 'fine' }] }), null);
+  assert.deepEqual(findJsonProblem({ a: ['ok', 'x\u0000'] })?.path, ['a', 1]);
+  assert.deepEqual(findJsonProblem({ a: { 'k\ud800': 1 } })?.path, ['a', 'k\ud800']);
+  assert.equal(findJsonProblem('\udc00x')?.type, 'string_unstorable');
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  assert.equal(findJsonProblem(deep)?.type, 'too_deep');
+  assert.equal(findJsonProblem({ a: { b: 1 } }, 2), null);
+  assert.equal(findJsonProblem({ a: { b: { c: 1 } } }, 2)?.type, 'too_deep');
+});
