@@ -1,14 +1,18 @@
 /**
  * Model store command line: `npm run models -- <command>`.
  *   list               every model of the registry, with the state of its files
- *   pull <model-id>    download a model's files from the hub (HF_ENDPOINT, HF_TOKEN), verified
+ *   pull <model-id> [--trust-on-first-use]
+ *                      download a model's files from the hub (HF_ENDPOINT, HF_TOKEN), each verified
+ *                      against its pin or its verified manifest; files nothing pins are refused
+ *                      unless --trust-on-first-use (which records their sha256 for later checks)
  *   verify [model-id]  re-hash the files of one or all models
  * Reads MODELS_DIR (default DATA_DIR/models, DATA_DIR default ./data), HF_ENDPOINT
- * (default https://huggingface.co) and HF_TOKEN from the environment.
+ * (default https://huggingface.co), HF_TOKEN and MODELS_MAX_FILE_BYTES (largest file of unknown
+ * size accepted, default 4 GiB) from the environment.
  */
 import path from 'node:path';
 import { MODEL_IMPLS } from '../src/engine/registry.ts';
-import { DEFAULT_HF_ENDPOINT, pullModel, StoreError, verifyModel } from '../src/engine/store/index.ts';
+import { DEFAULT_HF_ENDPOINT, DEFAULT_MAX_FILE_BYTES, pullModel, StoreError, verifyModel } from '../src/engine/store/index.ts';
 import type { PullProgress } from '../src/engine/store/index.ts';
 import type { ModelImpl } from '../src/engine/types.ts';
 
@@ -17,9 +21,11 @@ const nonEmpty = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : u
 const modelsDir = path.resolve(nonEmpty(env.MODELS_DIR) ?? path.join(nonEmpty(env.DATA_DIR) ?? './data', 'models'));
 const endpoint = nonEmpty(env.HF_ENDPOINT) ?? DEFAULT_HF_ENDPOINT;
 const token = nonEmpty(env.HF_TOKEN);
+const maxFileBytes = nonEmpty(env.MODELS_MAX_FILE_BYTES) ? Number(env.MODELS_MAX_FILE_BYTES) : DEFAULT_MAX_FILE_BYTES;
 
-const usage = `usage: npm run models -- list | pull <model-id> | verify [model-id]
+const usage = `usage: npm run models -- list | pull <model-id> [--trust-on-first-use] | verify [model-id]
   MODELS_DIR=${modelsDir}
+  MODELS_MAX_FILE_BYTES=${maxFileBytes}
   HF_ENDPOINT=${endpoint}${token ? '\n  HF_TOKEN is set' : ''}`;
 
 function withFiles(): ModelImpl[] {
@@ -81,10 +87,12 @@ async function list(): Promise<void> {
   }
 }
 
-async function pull(id: string | undefined): Promise<void> {
+async function pull(id: string | undefined, trustOnFirstUse: boolean): Promise<void> {
   const impl = find(id);
+  if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1) throw new UsageError('MODELS_MAX_FILE_BYTES must be a positive integer');
   console.error(`pulling ${impl.info.id} (${impl.files!.revision}) from ${endpoint} into ${modelsDir}`);
-  const files = await pullModel(impl, { modelsDir, endpoint, token, onProgress: progressPrinter() });
+  if (trustOnFirstUse) console.error('trust on first use: files nothing pins are accepted as served now, and their sha256 recorded');
+  const files = await pullModel(impl, { modelsDir, endpoint, token, onProgress: progressPrinter(), trustOnFirstUse, maxFileBytes });
   const got = files.filter((f) => f.status === 'downloaded').length;
   console.error(`${impl.info.id}: ${got} downloaded, ${files.length - got} already present; all files verified`);
 }
@@ -102,20 +110,26 @@ async function verify(id: string | undefined): Promise<boolean> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [cmd, arg] = argv;
+  const flags = new Set(argv.filter((a) => a.startsWith('--')));
+  const [cmd, arg] = argv.filter((a) => !a.startsWith('--'));
+  const unknown = [...flags].filter((f) => f !== '--trust-on-first-use' && f !== '--help');
+  if (unknown.length > 0) {
+    console.error(`unknown option ${unknown.join(', ')}\n${usage}`);
+    return 2;
+  }
   try {
     switch (cmd) {
       case 'list':
         await list();
         return 0;
       case 'pull':
-        await pull(arg);
+        await pull(arg, flags.has('--trust-on-first-use'));
         return 0;
       case 'verify':
         return (await verify(arg)) ? 0 : 1;
       default:
         console.error(usage);
-        return cmd === undefined || cmd === 'help' || cmd === '--help' ? 0 : 2;
+        return cmd === undefined || cmd === 'help' ? 0 : 2;
     }
   } catch (err) {
     if (err instanceof UsageError) {

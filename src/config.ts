@@ -47,6 +47,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CAPTCHA_VERIFIER: z.enum(['off', 'hcaptcha', 'turnstile']).default('off'),
   CAPTCHA_SECRET: z.string().optional(),
+  // The public widget key: pages served by this process (the MCP consent page) render the widget with it.
+  CAPTCHA_SITE_KEY: z.string().max(200).optional(),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
   TRUST_PROXY: z.string().default('false'),
   MODELS_DIR: z.string().min(1).optional(),
@@ -60,6 +62,11 @@ const envSchema = z.object({
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
   OAUTH_CODE_TTL_SECONDS: intFrom(60, 10, 600),
+  // Private-use redirect schemes accepted besides reverse-domain ones (RFC 8252 §7.1); comma-separated.
+  OAUTH_EXTRA_REDIRECT_SCHEMES: z
+    .string()
+    .regex(/^([a-z][a-z0-9+.-]*)?(,[a-z][a-z0-9+.-]*)*$/, 'comma-separated lower-case URI schemes')
+    .default('cursor'),
   OAUTH_GITHUB_CLIENT_ID: z.string().optional(),
   OAUTH_GITHUB_CLIENT_SECRET: z.string().optional(),
   OAUTH_GOOGLE_CLIENT_ID: z.string().optional(),
@@ -130,7 +137,7 @@ export type Config = {
   bodyLimitBytes: number;
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
-  captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null };
+  captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null; siteKey: string | null };
   cookieSecure: boolean;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs (never "trust everyone"). */
   trustProxy: false | number | string[];
@@ -151,7 +158,7 @@ export type Config = {
     maxOutputValues: number;
   };
   /** The authorization server of the MCP endpoint. */
-  oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number };
+  oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
   identityProviders: IdentityProviderConfig[];
   /** E-mail verification links and the limits around account mail. */
   verification: { ttlMs: number; resendsPerHour: number };
@@ -265,7 +272,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,
-    captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null },
+    captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null, siteKey: e.CAPTCHA_SITE_KEY ?? null },
     cookieSecure: e.COOKIE_SECURE === 'auto' ? publicBaseUrl.startsWith('https://') : e.COOKIE_SECURE === 'true',
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     inference: {
@@ -282,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,
       codeTtlMs: e.OAUTH_CODE_TTL_SECONDS * 1000,
+      extraRedirectSchemes: new Set(e.OAUTH_EXTRA_REDIRECT_SCHEMES.split(',').filter((x) => x !== '' && x !== 'http' && x !== 'https')),
     },
     identityProviders,
     verification: { ttlMs: e.EMAIL_VERIFICATION_TTL_HOURS * 3600_000, resendsPerHour: e.EMAIL_VERIFICATION_RESENDS_PER_HOUR },

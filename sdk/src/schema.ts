@@ -560,6 +560,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there. */
+        get: operations["getRootProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/register": {
         parameters: {
             query?: never;
@@ -569,7 +586,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description RFC 7591 dynamic client registration (public clients use token_endpoint_auth_method "none"). */
+        /** @description RFC 7591 dynamic client registration (JSON; public clients use token_endpoint_auth_method "none"). Limited per client address (AUTH_RATE_LIMIT_PER_MINUTE). */
         post: operations["registerOAuthClient"];
         delete?: never;
         options?: never;
@@ -587,7 +604,7 @@ export interface paths {
         /** @description Sign-in and consent page (HTML). */
         get: operations["getOAuthAuthorize"];
         put?: never;
-        /** @description The consent form: approve redirects with code and state, deny with error=access_denied. */
+        /** @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied. */
         post: operations["postOAuthAuthorize"];
         delete?: never;
         options?: never;
@@ -604,7 +621,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. */
+        /** @description authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. Limited per client address. */
         post: operations["createOAuthToken"];
         delete?: never;
         options?: never;
@@ -621,7 +638,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description RFC 7009 token revocation. */
+        /** @description RFC 7009 token revocation; form body. Limited per client address. */
         post: operations["revokeOAuthToken"];
         delete?: never;
         options?: never;
@@ -850,7 +867,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         RegisterClientRequestInput: {
-            client_name: string;
+            client_name?: string;
             redirect_uris: string[];
             /** @enum {string} */
             token_endpoint_auth_method?: "none" | "client_secret_post" | "client_secret_basic";
@@ -867,7 +884,7 @@ export interface components {
             client_id_issued_at: number;
             client_secret?: string;
             client_secret_expires_at?: number;
-            client_name: string;
+            client_name?: string;
             redirect_uris: string[];
             token_endpoint_auth_method: string;
             grant_types: string[];
@@ -891,6 +908,9 @@ export interface components {
             email?: string | null;
             password?: string | null;
             response_type?: string;
+            captcha_response?: string | null;
+            "h-captcha-response"?: string;
+            "cf-turnstile-response"?: string;
         };
         Body_createOAuthTokenInput: {
             grant_type: string;
@@ -1519,7 +1539,7 @@ export interface components {
             offset: number;
         };
         RegisterClientRequest: {
-            client_name: string;
+            client_name?: string;
             redirect_uris: string[];
             /** @enum {string} */
             token_endpoint_auth_method?: "none" | "client_secret_post" | "client_secret_basic";
@@ -1536,7 +1556,7 @@ export interface components {
             client_id_issued_at: number;
             client_secret?: string;
             client_secret_expires_at?: number;
-            client_name: string;
+            client_name?: string;
             redirect_uris: string[];
             token_endpoint_auth_method: string;
             grant_types: string[];
@@ -1560,6 +1580,9 @@ export interface components {
             email?: string | null;
             password?: string | null;
             response_type?: string;
+            captcha_response?: string | null;
+            "h-captcha-response"?: string;
+            "cf-turnstile-response"?: string;
         };
         Body_createOAuthToken: {
             grant_type: string;
@@ -4143,6 +4166,26 @@ export interface operations {
             };
         };
     };
+    getRootProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
+                };
+            };
+        };
+    };
     registerOAuthClient: {
         parameters: {
             query?: never;
@@ -4167,6 +4210,24 @@ export interface operations {
             };
             /** @description Default Response */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4265,6 +4326,24 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
         };
     };
     revokeOAuthToken: {
@@ -4300,6 +4379,24 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,8 +10,10 @@ import type { Deps } from '../deps-types.ts';
 import { sendRestError } from './errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
+import { registerCsrfHook } from './csrf.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
+import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblem } from '../shared/json.ts';
 
 declare module 'fastify' {
@@ -111,6 +113,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  registerCsrfHook(app, config);
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   // A second router holding every route's path, only to answer "which methods does this path
@@ -179,8 +182,9 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       const problem = findJsonProblem(value);
       if (!problem) continue;
       if (req.url.startsWith('/oauth/')) {
-        // The authorization server answers in RFC 6749's shape.
-        return reply.code(400).send({ error: 'invalid_request', error_description: `${[root, ...problem.path].join('.')}: ${problem.msg}` });
+        // The authorization server's routes answer in their own shape (RFC 6749 JSON, or the
+        // authorize page's HTML): thrown to their error handlers, which make it invalid_request.
+        throw new ValidationFailure([{ path: [root, ...problem.path], msg: problem.msg, type: problem.type }]);
       }
       return reply.code(422).send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type }] });
     }

@@ -9,6 +9,7 @@ export const OAUTH_PATHS = {
   revoke: '/oauth/revoke',
   asMetadata: '/.well-known/oauth-authorization-server',
   mcpResourceMetadata: '/.well-known/oauth-protected-resource/mcp',
+  rootResourceMetadata: '/.well-known/oauth-protected-resource',
 } as const;
 
 export const MCP_PATH = '/mcp';

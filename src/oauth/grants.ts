@@ -14,7 +14,7 @@ import { newId } from '../shared/ids.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
 import { findClient, isRegisteredRedirect, type ClientRow } from './clients.ts';
 import { canonicalResource, mcpResource } from './endpoints.ts';
-import { MCP_SCOPE, type TokenFormT } from './schemas.ts';
+import { grantedScope, redirectUriProblem, type TokenFormT } from './schemas.ts';
 
 export interface OAuthCtx {
   db: Kysely<DB>;
@@ -32,7 +32,7 @@ export interface AuthorizationRequest {
   resource: string;
 }
 
-/** Errors that must not be sent to the redirect URI (unknown client, unregistered redirect_uri). */
+/** Errors that must not be sent to the redirect URI at all (unknown client, unregistered redirect_uri). */
 export class DirectAuthorizeError extends Error {
   readonly oauth: OAuthError;
   constructor(oauth: OAuthError) {
@@ -41,7 +41,11 @@ export class DirectAuthorizeError extends Error {
   }
 }
 
-/** Errors reported to the (verified) redirect URI as `error=…&state=…`. */
+/**
+ * Errors about a known client and registered redirect URI. Anyone can register a client (RFC
+ * 7591), so a registered URI proves nothing: these are shown on a page whose link takes the user
+ * back with `error=…&state=…` (RFC 9700 §4.11.2), never redirected to without the user's action.
+ */
 export class RedirectAuthorizeError extends Error {
   readonly oauth: OAuthError;
   readonly redirectUri: string;
@@ -83,6 +87,9 @@ export async function checkAuthorizationRequest(ctx: OAuthCtx, p: AuthorizeParam
   if (!isRegisteredRedirect(client, p.redirect_uri)) {
     throw new DirectAuthorizeError(new InvalidRequestError('redirect_uri does not match a registered redirect URI exactly'));
   }
+  // Clients registered under older, looser rules: a URI that is no longer allowed is never used.
+  const problem = redirectUriProblem(p.redirect_uri, ctx.config.oauth.extraRedirectSchemes);
+  if (problem) throw new DirectAuthorizeError(new InvalidRequestError(`redirect_uri ${problem}`));
   const state = p.state ?? '';
   const fail = (e: OAuthError) => new RedirectAuthorizeError(e, p.redirect_uri as string, state);
   if (p.response_type !== undefined && p.response_type !== 'code') {
@@ -92,12 +99,12 @@ export async function checkAuthorizationRequest(ctx: OAuthCtx, p: AuthorizeParam
   if (method !== 'S256') throw fail(new InvalidRequestError('code_challenge_method must be S256 (plain is not accepted)'));
   if (!p.code_challenge) throw fail(new InvalidRequestError('code_challenge is required (PKCE)'));
   if (!S256_CHALLENGE.test(p.code_challenge)) throw fail(new InvalidRequestError('code_challenge is not an S256 challenge'));
-  const scopes = (p.scope ?? '').split(' ').filter((s) => s !== '');
-  if (scopes.some((s) => s !== MCP_SCOPE)) throw fail(new InvalidScopeError(`Only the scope "${MCP_SCOPE}" is supported`));
+  const scope = grantedScope(p.scope);
+  if (scope instanceof Error) throw fail(new InvalidScopeError(scope.message));
   const ours = mcpResource(ctx.config);
   const resource = p.resource ? canonicalResource(p.resource) : ours;
   if (resource !== ours) throw fail(new InvalidTargetError(`This server issues tokens only for ${ours}`));
-  return { client, redirectUri: p.redirect_uri, codeChallenge: p.code_challenge, scope: MCP_SCOPE, state, resource };
+  return { client, redirectUri: p.redirect_uri, codeChallenge: p.code_challenge, scope, state, resource };
 }
 
 /** The redirect URI with parameters added (its own query is kept). */
@@ -232,9 +239,8 @@ export async function exchangeCode(ctx: OAuthCtx, client: ClientRow, form: Token
  */
 export async function refreshTokens(ctx: OAuthCtx, client: ClientRow, form: TokenFormT): Promise<TokenSet> {
   if (!form.refresh_token) throw new InvalidRequestError('refresh_token is required');
-  if (form.scope?.split(' ').some((s) => s !== '' && s !== MCP_SCOPE)) {
-    throw new InvalidScopeError(`Only the scope "${MCP_SCOPE}" is supported`);
-  }
+  const scope = grantedScope(form.scope);
+  if (scope instanceof Error) throw new InvalidScopeError(scope.message);
   const hash = hashSecret(form.refresh_token);
   const r = await ctx.db.transaction().execute(async (trx) => {
     const row = await trx

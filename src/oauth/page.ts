@@ -11,16 +11,34 @@ export interface ConsentPageInput {
   email: string;
   /** Identity providers offered as another way to sign in (label, start URL). */
   providers: { label: string; href: string }[];
+  /** The captcha widget to render in the sign-in form (when CAPTCHA_VERIFIER and CAPTCHA_SITE_KEY are set). */
+  captcha: { kind: 'hcaptcha' | 'turnstile'; siteKey: string } | null;
 }
 
-/** Headers of every page the authorization server shows: never cached, never framed. */
-export const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
+const CAPTCHA_WIDGET = {
+  hcaptcha: { script: 'https://js.hcaptcha.com/1/api.js', className: 'h-captcha', origins: 'https://hcaptcha.com https://*.hcaptcha.com' },
+  turnstile: { script: 'https://challenges.cloudflare.com/turnstile/v0/api.js', className: 'cf-turnstile', origins: 'https://challenges.cloudflare.com' },
 } as const;
+
+/**
+ * Headers of every page the authorization server shows: never cached, never framed. The referrer
+ * policy is `same-origin` so that the browser sends this site's `Origin` with the consent form
+ * (under `no-referrer` it would send `Origin: null`, which the form refuses). The captcha
+ * provider's script and frame are allowed only when a captcha is configured.
+ */
+export function pageHeaders(captcha: { kind: 'off' | 'hcaptcha' | 'turnstile' }): Record<string, string> {
+  const widget = captcha.kind === 'off' ? null : CAPTCHA_WIDGET[captcha.kind];
+  const csp = widget
+    ? `default-src 'none'; style-src 'unsafe-inline' ${widget.origins}; script-src ${widget.origins}; frame-src ${widget.origins}; connect-src ${widget.origins}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`
+    : "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-frame-options': 'DENY',
+    'content-security-policy': csp,
+    'referrer-policy': 'same-origin',
+  };
+}
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
 h1{font-size:1.3rem}label{display:block;margin:.6rem 0 .2rem}input[type=email],input[type=password]{width:100%;padding:.45rem;box-sizing:border-box}
@@ -48,7 +66,9 @@ export function consentPage(p: ConsentPageInput): string {
   const who = p.signedInAs
     ? `<p>Signed in as <strong>${esc(p.signedInAs)}</strong>.</p>`
     : `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${esc(p.email)}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>`;
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>${
+        p.captcha ? `<div class="${CAPTCHA_WIDGET[p.captcha.kind].className}" data-sitekey="${esc(p.captcha.siteKey)}"></div>` : ''
+      }`;
   const others =
     !p.signedInAs && p.providers.length > 0
       ? `<p class="muted">Or sign in with ${p.providers.map((x) => `<a href="${esc(x.href)}">${esc(x.label)}</a>`).join(' · ')}, then come back here.</p>`
@@ -59,17 +79,28 @@ export function consentPage(p: ConsentPageInput): string {
   } catch {
     /* shown as is */
   }
+  const script = p.captcha && !p.signedInAs ? `<script src="${CAPTCHA_WIDGET[p.captcha.kind].script}" async defer></script>` : '';
   return shell(
     'Authorize MCP access',
-    `<h1>Allow <em>${esc(r.client.client_name)}</em> to use your forecasting account?</h1>
+    `<h1>Allow ${r.client.client_name ? `<em>${esc(r.client.client_name)}</em>` : `an application at <em>${esc(redirectHost)}</em>`} to use your forecasting account?</h1>
 <p>It will be able to run forecasts (which use your credits), list models and read your usage and billing summary through the MCP endpoint <code>${esc(r.resource)}</code>. You will be sent back to <code>${esc(redirectHost)}</code>.</p>
 ${p.error ? `<p class="err" role="alert">${esc(p.error)}</p>` : ''}
 <form method="post" action="${esc(p.action)}">${fields}${who}
-<div class="row"><button type="submit" name="action" value="approve">Allow</button><button type="submit" name="action" value="deny" formnovalidate>Deny</button></div></form>${others}`,
+<div class="row"><button type="submit" name="action" value="approve">Allow</button><button type="submit" name="action" value="deny" formnovalidate>Deny</button></div></form>${others}${script}`,
   );
 }
 
-/** An authorization request that cannot be sent back to the client (unknown client, bad redirect URI). */
-export function errorPage(error: string, description: string): string {
-  return shell('Authorization error', `<h1>This authorization request cannot be completed</h1><p class="err">${esc(error)}: ${esc(description)}</p>`);
+/**
+ * An authorization request that failed. With `returnTo` (a known client's registered redirect URI
+ * carrying `error=…`), the user may follow a link back to the application; the server never
+ * redirects there by itself (RFC 9700 §4.11.2).
+ */
+export function errorPage(error: string, description: string, returnTo?: string): string {
+  let back = '';
+  if (returnTo) {
+    const host = URL.parse(returnTo)?.host || returnTo.split('?')[0] || returnTo;
+    back = `<p>You can go back to the application at <code>${esc(host)}</code>, which will be told about this error.</p>
+<p><a href="${esc(returnTo)}" rel="noreferrer">Return to the application</a></p>`;
+  }
+  return shell('Authorization error', `<h1>This authorization request cannot be completed</h1><p class="err">${esc(error)}: ${esc(description)}</p>${back}`);
 }

@@ -1,14 +1,15 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequestError, OAuthError, ServerError, InvalidClientError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidClientError, InvalidRequestError, OAuthError, ServerError, TooManyRequestsError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
-import { verifyPassword } from '../accounts/passwords.ts';
-import { createSession } from '../accounts/sessions.ts';
-import { findUserByEmail } from '../accounts/users.ts';
+import { login } from '../accounts/service.ts';
 import type { Deps } from '../deps-types.ts';
-import { SESSION_COOKIE } from '../http/auth.ts';
+import { SESSION_COOKIE, setSessionCookie } from '../http/cookies.ts';
+import { requestSite } from '../http/csrf.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import type { ZApp } from '../http/types.ts';
-import { SchemaValidationError } from '../http/validation.ts';
+import { BodyParseError, SchemaValidationError } from '../http/validation.ts';
+import { refuse } from '../ratelimit/limiter.ts';
 import { authenticateClient, invalidRedirectUri, registerClient } from './clients.ts';
 import { allowCrossOrigin } from './cors.ts';
 import { authorizationServerMetadata, mcpProtectedResourceMetadata, OAUTH_PATHS } from './endpoints.ts';
@@ -24,7 +25,7 @@ import {
   type AuthorizationRequest,
   type OAuthCtx,
 } from './grants.ts';
-import { consentPage, errorPage, PAGE_HEADERS } from './page.ts';
+import { consentPage, errorPage, pageHeaders } from './page.ts';
 import {
   AuthorizationServerMetadata,
   AuthorizeForm,
@@ -38,29 +39,80 @@ import {
   TokenResponse,
 } from './schemas.ts';
 
-const oauthStatus = (e: OAuthError): number => (e instanceof ServerError ? 500 : e instanceof InvalidClientError ? 401 : 400);
+/** A request body of a media type the endpoint does not take (checked before parsing). */
+class UnsupportedMediaType extends Error {}
+
+const FORM = 'application/x-www-form-urlencoded';
+const JSON_TYPE = 'application/json';
+
+/** A route hook that refuses bodies other than `types` before they are parsed (415). */
+const onlyMediaTypes = (types: string[]) => async (req: FastifyRequest) => {
+  const essence = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (essence === '' ? hasBody : !types.includes(essence)) {
+    throw new UnsupportedMediaType(`Unsupported content type ${essence || '(none)'}: send ${types.join(' or ')}`);
+  }
+};
+
+/** One OAuth error with its HTTP status (RFC 6749 §5.2: 400, 401 for invalid_client). */
+interface Answer {
+  error: OAuthError;
+  status: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Any failure of an OAuth endpoint as an RFC error: schema and JSON failures are
+ * `invalid_request` (or what `onSchema` says), a body of another media type is 415, a rate limit
+ * is 429 `too_many_requests`; only a fault of ours is a 500 `server_error`.
+ */
+function toOAuthAnswer(err: unknown, req: FastifyRequest, onSchema: (e: SchemaValidationError) => OAuthError): Answer {
+  if (err instanceof OAuthError) {
+    const status = err instanceof ServerError ? 500 : err instanceof InvalidClientError ? 401 : err instanceof TooManyRequestsError ? 429 : 400;
+    return { error: err, status };
+  }
+  if (err instanceof SchemaValidationError) return { error: onSchema(err), status: 400 };
+  if (err instanceof ValidationFailure) return { error: new InvalidRequestError(`The body is not valid: ${err.message}`), status: 400 };
+  if (err instanceof BodyParseError) return { error: new InvalidRequestError('The body is not valid JSON (or has __proto__/constructor keys)'), status: 400 };
+  if (err instanceof UnsupportedMediaType) return { error: new InvalidRequestError(err.message), status: 415 };
+  if (err instanceof AppError) {
+    if (err.code === 'rate_limit_exceeded') return { error: new TooManyRequestsError(err.message), status: 429, headers: err.headers };
+    if (err.status < 500) return { error: new InvalidRequestError(err.message), status: err.status, headers: err.headers };
+  }
+  const fe = err as FastifyError;
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return { error: new InvalidRequestError(`Unsupported content type ${req.headers['content-type'] ?? '(none)'}`), status: 415 };
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: new InvalidRequestError('Request body is too large'), status: 413 };
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
+    return { error: new InvalidRequestError(fe.message), status: fe.statusCode };
+  req.log.error({ err }, 'OAuth endpoint failed');
+  return { error: new ServerError(`Internal server error (request id ${req.id})`), status: 500 };
+}
 
 /** OAuth endpoints answer errors as `{error, error_description}`, never cached (RFC 6749 §5.2). */
 function sendOAuthError(err: unknown, req: FastifyRequest, reply: FastifyReply, onSchema: (e: SchemaValidationError) => OAuthError) {
-  let e: OAuthError;
-  if (err instanceof OAuthError) e = err;
-  else if (err instanceof SchemaValidationError) e = onSchema(err);
-  else if ((err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') e = new InvalidRequestError('Send an application/x-www-form-urlencoded body');
-  else if ((err as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new InvalidRequestError('Request body is too large');
-  else {
-    req.log.error({ err }, 'OAuth endpoint failed');
-    e = new ServerError(`Internal server error (request id ${req.id})`);
-  }
-  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-  if (e instanceof InvalidClientError && /^Basic\s/i.test(req.headers.authorization ?? '')) reply.header('www-authenticate', 'Basic realm="oauth"');
-  return reply.code(oauthStatus(e)).send(e.toResponseObject());
+  const a = toOAuthAnswer(err, req, onSchema);
+  reply
+    .headers(a.headers ?? {})
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache');
+  if (a.error instanceof InvalidClientError && /^Basic\s/i.test(req.headers.authorization ?? '')) reply.header('www-authenticate', 'Basic realm="oauth"');
+  return reply.code(a.status).send(a.error.toResponseObject());
 }
 
 const describeIssues = (e: SchemaValidationError): string => e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
 
 export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   const ctx = (): OAuthCtx => ({ db: deps.database.db, config: deps.config, now: deps.clock.now() });
-  allowCrossOrigin(app, [OAUTH_PATHS.asMetadata, OAUTH_PATHS.mcpResourceMetadata, OAUTH_PATHS.token, OAUTH_PATHS.register, OAUTH_PATHS.revoke]);
+  const PAGE_HEADERS = pageHeaders(deps.config.captcha);
+  allowCrossOrigin(app, [
+    OAUTH_PATHS.asMetadata,
+    OAUTH_PATHS.mcpResourceMetadata,
+    OAUTH_PATHS.rootResourceMetadata,
+    OAUTH_PATHS.token,
+    OAUTH_PATHS.register,
+    OAUTH_PATHS.revoke,
+  ]);
 
   app.get(OAUTH_PATHS.asMetadata, {
     schema: { operationId: 'getOAuthAuthorizationServerMetadata', tags: ['oauth'], response: { 200: AuthorizationServerMetadata } },
@@ -72,13 +124,28 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     handler: async () => mcpProtectedResourceMetadata(deps.config),
   });
 
+  // RFC 9728 §3.1 puts the metadata of a resource with a path at .../oauth-protected-resource/mcp;
+  // clients that look only at the root (older MCP clients) find the same document there.
+  app.get(OAUTH_PATHS.rootResourceMetadata, {
+    schema: {
+      operationId: 'getRootProtectedResourceMetadata',
+      tags: ['oauth'],
+      description: "The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there.",
+      response: { 200: ProtectedResourceMetadata },
+    },
+    handler: async () => mcpProtectedResourceMetadata(deps.config),
+  });
+
   app.post(OAUTH_PATHS.register, {
+    config: { crossOrigin: true },
+    onRequest: onlyMediaTypes([JSON_TYPE]),
     schema: {
       operationId: 'registerOAuthClient',
       tags: ['oauth'],
-      description: 'RFC 7591 dynamic client registration (public clients use token_endpoint_auth_method "none").',
+      description:
+        'RFC 7591 dynamic client registration (JSON; public clients use token_endpoint_auth_method "none"). Limited per client address (AUTH_RATE_LIMIT_PER_MINUTE).',
       body: RegisterClientRequest,
-      response: { 201: RegisterClientResponse, 400: OAuthErrorBody },
+      response: { 201: RegisterClientResponse, 400: OAuthErrorBody, 415: OAuthErrorBody, 429: OAuthErrorBody },
     },
     errorHandler: (err, req, reply) =>
       sendOAuthError(err, req, reply, (e) => {
@@ -86,7 +153,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
         return e.issues.some((i) => i.path[0] === 'redirect_uris') ? invalidRedirectUri(msg) : new OAuthClientMetadataError(msg);
       }),
     handler: async (req, reply) => {
-      const client = await registerClient(deps.database.db, req.body, deps.clock.now());
+      const client = await registerClient(deps.database.db, req.body, deps.clock.now(), deps.config.oauth.extraRedirectSchemes);
       return reply.code(201).header('cache-control', 'no-store').send(client);
     },
   });
@@ -105,21 +172,13 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     }
   };
 
-  const providers = (req: FastifyRequest) =>
+  const providers = (getUrl: string) =>
     deps.config.identityProviders.map((p) => ({
       label: p.label,
-      href: `/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=${encodeURIComponent(req.url)}`,
+      href: `/api/auth/oauth/start?provider=${encodeURIComponent(p.name)}&next=${encodeURIComponent(getUrl)}`,
     }));
 
-  const showPage = (
-    reply: FastifyReply,
-    status: number,
-    areq: AuthorizationRequest,
-    req: FastifyRequest,
-    signedInAs: string | null,
-    error: string | null,
-    email = '',
-  ) => {
+  const showPage = (reply: FastifyReply, status: number, areq: AuthorizationRequest, signedInAs: string | null, error: string | null, email = '') => {
     // The sign-in links come back to the GET form of this very request.
     const getUrl = `${OAUTH_PATHS.authorize}?${new URLSearchParams({
       response_type: 'code',
@@ -131,72 +190,83 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       state: areq.state,
       resource: areq.resource,
     }).toString()}`;
-    const provs = providers({ ...req, url: getUrl } as FastifyRequest);
+    const captcha =
+      deps.config.captcha.kind !== 'off' && deps.config.captcha.siteKey ? { kind: deps.config.captcha.kind, siteKey: deps.config.captcha.siteKey } : null;
     return reply
       .code(status)
       .headers(PAGE_HEADERS)
-      .send(consentPage({ req: areq, action: OAUTH_PATHS.authorize, signedInAs, error, email, providers: provs }));
+      .send(consentPage({ req: areq, action: OAUTH_PATHS.authorize, signedInAs, error, email, providers: providers(getUrl), captcha }));
   };
 
-  const authorizeFailure = (err: unknown, reply: FastifyReply, redirectStatus: 302 | 303) => {
+  /**
+   * Failed authorization requests are always shown on a page, never redirected to by the server:
+   * the redirect URI of a dynamically registered client is not trusted (RFC 9700 §4.11.2). For a
+   * known client and redirect URI, the page links back with the RFC 6749 §4.1.2.1 error.
+   */
+  const authorizeFailure = (err: unknown, reply: FastifyReply) => {
     if (err instanceof DirectAuthorizeError) {
       return reply.code(400).headers(PAGE_HEADERS).send(errorPage(err.oauth.errorCode, err.oauth.message));
     }
     if (err instanceof RedirectAuthorizeError) {
+      const back = redirectWith(err.redirectUri, { error: err.oauth.errorCode, error_description: err.oauth.message, state: err.state });
       return reply
-        .code(redirectStatus)
-        .header('cache-control', 'no-store')
-        .redirect(redirectWith(err.redirectUri, { error: err.oauth.errorCode, error_description: err.oauth.message, state: err.state }), redirectStatus);
+        .code(400)
+        .headers(PAGE_HEADERS)
+        .send(errorPage(err.oauth.errorCode, err.oauth.message, back));
     }
     throw err;
   };
 
+  /** Failures of the page routes themselves (bad form, rate limit, our faults) as HTML pages. */
+  const pageErrorHandler = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const a = toOAuthAnswer(err, req, (e) => new InvalidRequestError(describeIssues(e)));
+    return reply
+      .code(a.status)
+      .headers(a.headers ?? {})
+      .headers(PAGE_HEADERS)
+      .send(errorPage(a.error.errorCode, a.error.message));
+  };
+
   app.get(OAUTH_PATHS.authorize, {
     schema: { operationId: 'getOAuthAuthorize', tags: ['oauth'], querystring: AuthorizeQuery, description: 'Sign-in and consent page (HTML).' },
+    errorHandler: pageErrorHandler,
     handler: async (req, reply) => {
       let areq: AuthorizationRequest;
       try {
         areq = await checkAuthorizationRequest(ctx(), { ...req.query, response_type: req.query.response_type ?? '' });
       } catch (err) {
-        return authorizeFailure(err, reply, 302);
+        return authorizeFailure(err, reply);
       }
       const user = await browserUser(req);
-      return showPage(reply, 200, areq, req, user?.email ?? null, null);
+      return showPage(reply, 200, areq, user?.email ?? null, null);
     },
   });
 
   app.post(OAUTH_PATHS.authorize, {
+    onRequest: onlyMediaTypes([FORM]),
     schema: {
       operationId: 'postOAuthAuthorize',
       tags: ['oauth'],
-      description: 'The consent form: approve redirects with code and state, deny with error=access_denied.',
+      description:
+        "The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). " +
+        'E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.',
       body: AuthorizeForm,
     },
-    errorHandler: (err, req, reply) => {
-      if (err instanceof SchemaValidationError) {
-        return reply
-          .code(400)
-          .headers(PAGE_HEADERS)
-          .send(errorPage('invalid_request', describeIssues(err)));
-      }
-      req.log.error({ err }, 'authorize failed');
-      return reply
-        .code(500)
-        .headers(PAGE_HEADERS)
-        .send(errorPage('server_error', `Internal server error (request id ${req.id})`));
-    },
+    errorHandler: pageErrorHandler,
     handler: async (req, reply) => {
+      // Only this site's page may post the form: a cross-site post (or a sandboxed frame's
+      // `Origin: null`) must not approve anything nor be bounced to a redirect URI.
+      const site = requestSite(req, deps.config.publicBaseUrl);
       const form = req.body;
+      const withPassword = Boolean(form.email && form.password);
+      if (site === 'cross-site' || (site === 'unknown' && !withPassword)) {
+        return reply.code(403).headers(PAGE_HEADERS).send(errorPage('access_denied', 'The form was not posted from this site'));
+      }
       let areq: AuthorizationRequest;
       try {
         areq = await checkAuthorizationRequest(ctx(), form);
       } catch (err) {
-        return authorizeFailure(err, reply, 303);
-      }
-      // A cross-site form post must not approve anything on the user's behalf.
-      const origin = req.headers.origin;
-      if (origin !== undefined && origin !== 'null' && origin !== new URL(deps.config.publicBaseUrl).origin) {
-        return reply.code(403).headers(PAGE_HEADERS).send(errorPage('access_denied', 'The form was posted from another site'));
+        return authorizeFailure(err, reply);
       }
       if (form.action === 'deny') {
         return reply
@@ -204,30 +274,26 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
           .redirect(redirectWith(areq.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: areq.state }), 303);
       }
       if (form.action !== 'approve') {
-        return authorizeFailure(
-          new RedirectAuthorizeError(new InvalidRequestError('action must be approve or deny'), areq.redirectUri, areq.state),
-          reply,
-          303,
-        );
+        return authorizeFailure(new RedirectAuthorizeError(new InvalidRequestError('action must be approve or deny'), areq.redirectUri, areq.state), reply);
       }
       let userId: string;
-      if (form.email && form.password) {
-        const user = await findUserByEmail(deps.database.db, form.email);
-        const ok = await verifyPassword(user?.password_hash ?? null, form.password);
-        if (!user || !ok) return showPage(reply, 401, areq, req, null, 'Wrong e-mail or password', form.email);
-        userId = user.id;
-        // Remember the sign-in in this browser, like the login route does.
-        const s = await createSession(deps.database.db, user.id, deps.clock.now(), deps.config.sessionTtlMs);
-        reply.setCookie(SESSION_COOKIE, s.token, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: deps.config.cookieSecure,
-          path: '/',
-          expires: new Date(s.expiresAt),
-        });
+      if (withPassword) {
+        // Password guesses here count against the same per-address budget as /api/auth/login.
+        const budget = await deps.rateLimiter.consumeAuth('/api/auth/login', req.ip);
+        if (!budget.allowed) throw refuse(budget, 'sign-in attempts from this address');
+        try {
+          const s = await login(deps, { email: form.email as string, password: form.password as string, captcha_response: captchaResponseOf(form) }, req.ip);
+          userId = s.user.id;
+          // Remember the sign-in in this browser, like the login route does.
+          setSessionCookie(reply, deps.config, s.token, s.expires_at);
+        } catch (err) {
+          if (err instanceof AppError && err.status < 500) return showPage(reply, err.status, areq, null, err.message, form.email ?? '');
+          if (err instanceof ValidationFailure) return showPage(reply, 400, areq, null, err.issues.map((d) => d.msg).join('; '), form.email ?? '');
+          throw err;
+        }
       } else {
         const user = await browserUser(req);
-        if (!user) return showPage(reply, 401, areq, req, null, 'Sign in to continue', form.email ?? '');
+        if (!user) return showPage(reply, 401, areq, null, 'Sign in to continue', form.email ?? '');
         userId = user.id;
       }
       const code = await issueCode(ctx(), areq, userId);
@@ -238,12 +304,14 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   // --- token and revocation ---------------------------------------------------------------------
 
   app.post(OAUTH_PATHS.token, {
+    config: { crossOrigin: true },
+    onRequest: onlyMediaTypes([FORM, JSON_TYPE]),
     schema: {
       operationId: 'createOAuthToken',
       tags: ['oauth'],
-      description: 'authorization_code (PKCE S256) and refresh_token (rotating) grants; form body.',
+      description: 'authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. Limited per client address.',
       body: TokenForm,
-      response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody },
+      response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 415: OAuthErrorBody, 429: OAuthErrorBody },
     },
     errorHandler: (err, req, reply) => sendOAuthError(err, req, reply, (e) => new InvalidRequestError(describeIssues(e))),
     handler: async (req, reply) => {
@@ -261,12 +329,14 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post(OAUTH_PATHS.revoke, {
+    config: { crossOrigin: true },
+    onRequest: onlyMediaTypes([FORM, JSON_TYPE]),
     schema: {
       operationId: 'revokeOAuthToken',
       tags: ['oauth'],
-      description: 'RFC 7009 token revocation.',
+      description: 'RFC 7009 token revocation; form body. Limited per client address.',
       body: RevokeForm,
-      response: { 200: z.object({}), 400: OAuthErrorBody, 401: OAuthErrorBody },
+      response: { 200: z.object({}), 400: OAuthErrorBody, 401: OAuthErrorBody, 415: OAuthErrorBody, 429: OAuthErrorBody },
     },
     errorHandler: (err, req, reply) => sendOAuthError(err, req, reply, (e) => new InvalidRequestError(describeIssues(e))),
     handler: async (req, reply) => {
@@ -275,6 +345,15 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       return reply.header('cache-control', 'no-store').send({});
     },
   });
+}
+
+/** The captcha answer, under the name the API uses or the one the hCaptcha/Turnstile widget posts. */
+function captchaResponseOf(form: {
+  captcha_response?: string | null | undefined;
+  'h-captcha-response'?: string | undefined;
+  'cf-turnstile-response'?: string | undefined;
+}) {
+  return form.captcha_response || form['h-captcha-response'] || form['cf-turnstile-response'] || null;
 }
 
 class OAuthClientMetadataError extends OAuthError {

@@ -5,7 +5,8 @@ import { refuse, type RateDecision } from './limiter.ts';
 /**
  * Routes limited per client address (AUTH_RATE_LIMIT_PER_MINUTE each), against brute force,
  * CPU burning (password hashing) and mail flooding. Authenticated ones among them (invites,
- * resend) also count against the account as usual.
+ * resend) also count against the account as usual. The OAuth endpoints are here too: the consent
+ * form checks passwords, and registration, token and revocation are open to anyone.
  */
 export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/api/auth/login',
@@ -18,6 +19,10 @@ export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/api/auth/oauth/start',
   '/api/contact',
   '/api/account/invites',
+  '/oauth/authorize',
+  '/oauth/token',
+  '/oauth/register',
+  '/oauth/revoke',
 ]);
 
 declare module 'fastify' {

@@ -178,19 +178,20 @@ describe('model store', { skip: skipWithoutWeights }, () => {
     const dir = freshDir();
     const missing: ModelFiles = { repo, revision: 'main', files: [{ path: 'no-such-file.bin', sha256: null }] };
     await assert.rejects(
-      pullModel(missing, { modelsDir: dir, endpoint: hub.url }),
+      pullModel(missing, { modelsDir: dir, endpoint: hub.url, trustOnFirstUse: true }),
       (err: unknown) => err instanceof StoreError && err.kind === 'not_found' && /404/.test(err.message),
     );
     assert.equal(existsSync(modelFilePath(dir, repo, 'no-such-file.bin')), false);
     const otherRepo: ModelFiles = { repo: 'nobody/nothing', revision: 'main', files: [{ path: 'model.safetensors', sha256: null }] };
-    await assert.rejects(pullModel(otherRepo, { modelsDir: dir, endpoint: hub.url }), /404/);
+    await assert.rejects(pullModel(otherRepo, { modelsDir: dir, endpoint: hub.url, trustOnFirstUse: true }), /404/);
   });
 
-  it('records the hash of an unpinned file at its first download and holds later pulls to it', async () => {
+  it('records the hash of an unpinned file at its first download (when trust on first use is asked for) and holds later pulls to it', async () => {
     const dir = freshDir();
     const unpinned: ModelFiles = { repo, revision: 'main', files: [{ path: 'config.json', sha256: null }] };
     assert.equal((await verifyModel(unpinned, dir)).files[0]!.status, 'missing');
-    const [first] = await pullModel(unpinned, { modelsDir: dir, endpoint: hub.url });
+    await assert.rejects(pullModel(unpinned, { modelsDir: dir, endpoint: hub.url }), (err: unknown) => err instanceof StoreError && err.kind === 'unpinned');
+    const [first] = await pullModel(unpinned, { modelsDir: dir, endpoint: hub.url, trustOnFirstUse: true });
     assert.equal(first!.status, 'downloaded');
     assert.equal((await recordedHash(modelDir(dir, repo), 'main', 'config.json'))?.sha256, TTM_R2_FILES.files[1]!.sha256);
     assert.equal((await verifyModel(unpinned, dir)).files[0]!.status, 'verified');

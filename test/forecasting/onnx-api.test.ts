@@ -157,10 +157,11 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     assert.match(r.text, /npm run models -- pull sktime\/chronos2-onnx/);
   });
 
-  test('the store pulls every file, records the sha256 of unpinned ones, and refuses a pinned mismatch', async () => {
+  test('the store refuses unpinned files by default; trusting on first use, it records the manifest and checks the graph against it', async () => {
+    await assert.rejects(pullModel(catalogModel(CHRONOS), { modelsDir, endpoint: hub.url }), (e: unknown) => e instanceof StoreError && e.kind === 'unpinned');
     for (const e of EXPORTS) {
       const impl = catalogModel(e.id);
-      const pulled = await pullModel(impl, { modelsDir, endpoint: hub.url });
+      const pulled = await pullModel(impl, { modelsDir, endpoint: hub.url, trustOnFirstUse: true });
       assert.deepEqual(
         pulled.map((f) => f.status),
         impl.files?.files.map(() => 'downloaded'),
@@ -168,9 +169,12 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
       );
       const graph = impl.files?.files.find((f) => f.path.endsWith('.onnx'));
       assert.equal(graph?.sha256, null, `${e.id}: no pin in the catalog`);
-      const rec = await recordedHash(modelDir(modelsDir, impl.files?.repo ?? ''), impl.files?.revision ?? '', graph?.path ?? '');
-      const served = readFileSync(path.join(hubDir, impl.files?.repo ?? '', graph?.path ?? ''));
-      assert.equal(rec?.sha256, createHash('sha256').update(served).digest('hex'), `${e.id}: trust on first use recorded`);
+      const dir = modelDir(modelsDir, impl.files?.repo ?? '');
+      const served = readFileSync(path.join(hubDir, impl.files?.repo ?? '', 'manifest.json'));
+      const rec = await recordedHash(dir, impl.files?.revision ?? '', 'manifest.json');
+      assert.equal(rec?.sha256, createHash('sha256').update(served).digest('hex'), `${e.id}: manifest recorded on first use`);
+      // The graph is held to the manifest's sha256, not recorded on trust.
+      assert.equal(await recordedHash(dir, impl.files?.revision ?? '', graph?.path ?? ''), null);
       // pulling again is a no-op
       const again = await pullModel(impl, { modelsDir, endpoint: hub.url });
       assert.ok(again.every((f) => f.status === 'skipped'));
@@ -179,7 +183,7 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
       hub.requests.some((p) => p === `/${CHRONOS}/resolve/main/chronos2-ctx2048-h64.onnx`),
       hub.requests.join('\n'),
     );
-    await assert.rejects(pullModel(catalogModel(CHRONOS_INT8), { modelsDir, endpoint: hub.url }), (e: unknown) => {
+    await assert.rejects(pullModel(catalogModel(CHRONOS_INT8), { modelsDir, endpoint: hub.url, trustOnFirstUse: true }), (e: unknown) => {
       return e instanceof StoreError && (e.kind === 'size_mismatch' || e.kind === 'hash_mismatch');
     });
     assert.equal(existsSync(path.join(modelsDir, CHRONOS_INT8, 'chronos2-ctx2048-h64-int8.onnx')), false);
@@ -338,7 +342,7 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     assert.equal(e.body.ensemble_result.outputs[0].mean.length, 24);
   });
 
-  test('a graph changed after the pull no longer matches the recorded sha256 and is unavailable', async () => {
+  test("a graph changed after the pull no longer matches the manifest's sha256 and is unavailable", async () => {
     const file = path.join(modelsDir, T0, 't0-alpha-ctx512-h64.onnx');
     writeFileSync(file, buildGraph({ contextLength: 512, horizon: 64, offsets: levelOffsets(T0_LEVELS), base: 'last' }));
     await engine.refresh?.();

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { DB_KIND, registerUser, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
-import { authorizeCode, pkcePair, registerClientAt, submitAuthorize, tokenRequest } from './flow.ts';
+import { authorizeCode, pkcePair, registerClientAt, returnLink, submitAuthorize, tokenRequest } from './flow.ts';
 
 /** The authorization server's contract and the attacks it must turn away. */
 describe(`OAuth authorization server (${DB_KIND})`, () => {
@@ -96,7 +96,7 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     assert.equal((await mcp(u.token)).status, 200);
   });
 
-  test('dynamic registration: public client without secret; bad redirect URIs and missing name are refused', async () => {
+  test('dynamic registration: public client without secret; bad redirect URIs and unknown scopes are refused', async () => {
     const c = await registerClientAt(t.baseUrl, ['https://app.example/cb', 'cursor://mcp/cb']);
     assert.match(c.client_id, /^mcpc_/);
     assert.equal(c.client_secret, undefined);
@@ -104,7 +104,7 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
       [{ client_name: 'x', redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
       [{ client_name: 'x', redirect_uris: ['http://evil.example/cb'] }, 'invalid_redirect_uri'],
       [{ client_name: 'x', redirect_uris: ['https://a.example/cb#frag'] }, 'invalid_redirect_uri'],
-      [{ redirect_uris: ['https://a.example/cb'] }, 'invalid_client_metadata'],
+      [{ client_name: 'x', redirect_uris: ['https://a.example/cb'], scope: 'mcp admin' }, 'invalid_client_metadata'],
       [{ client_name: 'x', redirect_uris: ['https://a.example/cb'], grant_types: ['client_credentials'] }, 'invalid_client_metadata'],
     ] as const) {
       const r = await fetch(`${t.baseUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -148,7 +148,7 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
     expectOAuthError(missing, 400, 'invalid_request');
   });
 
-  test('attack: the plain PKCE method is refused (redirected back as invalid_request)', async () => {
+  test('attack: the plain PKCE method is refused (a page linking back with invalid_request, no redirect)', async () => {
     const client = await registerClientAt(t.baseUrl);
     const pk = pkcePair();
     const common = {
@@ -160,21 +160,24 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
       state: 'abc',
     };
     const get = await fetch(`${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...common })}`, { redirect: 'manual' });
-    assert.equal(get.status, 302);
-    const loc = new URL(get.headers.get('location') ?? '');
-    assert.equal(loc.searchParams.get('error'), 'invalid_request');
-    assert.equal(loc.searchParams.get('state'), 'abc');
-    assert.equal(loc.searchParams.get('code'), null);
+    assert.equal(get.status, 400);
+    assert.equal(get.headers.get('location'), null);
+    const loc = returnLink(await get.text());
+    assert.equal(loc?.searchParams.get('error'), 'invalid_request');
+    assert.equal(loc?.searchParams.get('state'), 'abc');
+    assert.equal(loc?.searchParams.get('code'), null);
     const post = await submitAuthorize(t.baseUrl, { ...common, action: 'approve', email: u.email, password: u.password });
-    assert.equal(post.status, 303);
-    assert.equal(new URL(post.location ?? '').searchParams.get('error'), 'invalid_request');
-    assert.equal(new URL(post.location ?? '').searchParams.get('code'), null);
+    assert.equal(post.status, 400);
+    assert.equal(post.location, null);
+    assert.equal(returnLink(post.text)?.searchParams.get('error'), 'invalid_request');
+    assert.equal(returnLink(post.text)?.searchParams.get('code'), null);
   });
 
   test('attack: a redirect_uri that is not registered exactly is never redirected to; a mismatch at the token endpoint fails', async () => {
     const client = await registerClientAt(t.baseUrl, ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9/other']);
     const pk = pkcePair();
-    for (const evil of ['https://evil.example/cb', 'http://127.0.0.1:9/callback/', 'http://127.0.0.1:10/callback', 'http://127.0.0.1:9/callback?x=1']) {
+    // (Another port of the same loopback URI is allowed: RFC 8252 §7.3.)
+    for (const evil of ['https://evil.example/cb', 'http://127.0.0.1:9/callback/', 'http://localhost:9/callback', 'http://127.0.0.1:9/callback?x=1']) {
       const get = await fetch(
         `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: evil, code_challenge: pk.challenge, code_challenge_method: 'S256' })}`,
         { redirect: 'manual' },
@@ -277,8 +280,9 @@ describe(`OAuth authorization server (${DB_KIND})`, () => {
       email: u.email,
       password: u.password,
     });
-    assert.equal(post.status, 303);
-    assert.equal(new URL(post.location ?? '').searchParams.get('error'), 'invalid_target');
+    assert.equal(post.status, 400);
+    assert.equal(post.location, null);
+    assert.equal(returnLink(post.text)?.searchParams.get('error'), 'invalid_target');
     const code = await authorizeCode(t.baseUrl, client, u, { challenge: pk.challenge });
     const r = await tokenRequest(t.baseUrl, {
       grant_type: 'authorization_code',

@@ -17,7 +17,10 @@ export async function registerClientAt(baseUrl: string, redirectUris = ['http://
   return (await r.json()) as { client_id: string; client_secret?: string; redirect_uris: string[] };
 }
 
-/** Posts the authorize form (the user approving or denying) and returns the redirect. */
+/**
+ * Posts the authorize form (the user approving or denying) and returns the redirect. Sent with
+ * this site's `Origin`, as a browser posting the consent page does (override it to play another site).
+ */
 export async function submitAuthorize(
   baseUrl: string,
   fields: Record<string, string>,
@@ -25,11 +28,17 @@ export async function submitAuthorize(
 ): Promise<{ status: number; location: string | null; text: string; setCookie: string | null }> {
   const r = await fetch(`${baseUrl}/oauth/authorize`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: baseUrl, ...headers },
     body: new URLSearchParams(fields).toString(),
     redirect: 'manual',
   });
   return { status: r.status, location: r.headers.get('location'), text: await r.text(), setCookie: r.headers.get('set-cookie') };
+}
+
+/** The "Return to the application" link of an authorization error page (null when there is none). */
+export function returnLink(html: string): URL | null {
+  const m = /<a href="([^"]+)" rel="noreferrer">Return to the application<\/a>/.exec(html);
+  return m?.[1] ? new URL(m[1].replaceAll('&amp;', '&')) : null;
 }
 
 export async function tokenRequest(baseUrl: string, fields: Record<string, string>) {
