@@ -14,6 +14,7 @@ import { registerAdminRoutes } from './admin/routes.ts';
 import { registerOperations } from './http/operations.ts';
 import type { ZApp } from './http/types.ts';
 import { operations } from './operations.ts';
+import { registerWebRoutes } from './web/routes.ts';
 
 /** Every feature's routes and every declared operation, in one place (the composition layer, above http/). */
 export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
@@ -30,4 +31,5 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerUsageRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  await registerWebRoutes(app, deps);
 }

@@ -379,7 +379,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast time series
-         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.
+         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
          */
         post: operations["forecast"];
         delete?: never;
@@ -399,7 +399,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast a batch of requests
-         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit.
+         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
          */
         post: operations["forecastBatch"];
         delete?: never;
@@ -419,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -791,6 +791,23 @@ export interface paths {
         put?: never;
         /** @description Local provider: confirm (billing on for checkout, off for portal) or cancel; redirects to the session URL. */
         post: operations["submitLocalBillingPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance. */
+        get: operations["adminFindAccounts"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1500,6 +1517,17 @@ export interface components {
             note?: string | null;
             idempotency_key?: string | null;
         };
+        AdminAccountMatchInput: {
+            id: string;
+            email: string;
+            name: string | null;
+            /** @enum {string} */
+            role: "user" | "admin";
+            created_at: string;
+            /** @description Free (prepaid) credits left */
+            balance: number;
+            billing_active: boolean;
+        };
         RevokeAllKeysResponseInput: {
             /** @constant */
             ok: true;
@@ -2164,6 +2192,17 @@ export interface components {
             end?: string | null;
             note?: string | null;
             idempotency_key?: string | null;
+        };
+        AdminAccountMatch: {
+            id: string;
+            email: string;
+            name: string | null;
+            /** @enum {string} */
+            role: "user" | "admin";
+            created_at: string;
+            /** @description Free (prepaid) credits left */
+            balance: number;
+            billing_active: boolean;
         };
         RevokeAllKeysResponse: {
             /** @constant */
@@ -4937,6 +4976,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    adminFindAccounts: {
+        parameters: {
+            query: {
+                q: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accounts: components["schemas"]["AdminAccountMatch"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
             };
         };
     };

@@ -3,7 +3,7 @@ import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
-import { grantCredits, listAdjustments, resetUsage } from './service.ts';
+import { findAccounts, grantCredits, listAdjustments, resetUsage } from './service.ts';
 
 const Adjustment = z
   .object({
@@ -45,7 +45,32 @@ const ResetUsageRequest = z
 
 const ADMIN_ERRORS = errors(...AUTH_ERRORS, 403);
 
+const AccountMatch = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string().nullable(),
+    role: z.enum(['user', 'admin']),
+    created_at: z.string(),
+    balance: z.number().int().describe('Free (prepaid) credits left'),
+    billing_active: z.boolean(),
+  })
+  .meta({ id: 'AdminAccountMatch' });
+
 export function registerAdminRoutes(app: ZApp, deps: Deps): void {
+  app.get('/api/admin/users', {
+    config: { auth: 'admin' },
+    schema: {
+      operationId: 'adminFindAccounts',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      description: 'Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance.',
+      querystring: z.object({ q: z.string().trim().min(1).max(320), limit: z.coerce.number().int().min(1).max(100).default(20) }),
+      response: { 200: z.object({ accounts: z.array(AccountMatch) }), ...ADMIN_ERRORS },
+    },
+    handler: async (req) => findAccounts(deps, req.query),
+  });
+
   app.get('/api/admin/billing/adjustments', {
     config: { auth: 'admin' },
     schema: {

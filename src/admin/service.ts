@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Principal } from '../accounts/credentials.ts';
 import { adjustBalance, ensureBillingAccount, getBillingAccount } from '../billing/ledger.ts';
 import { isUniqueViolation, type Database } from '../db/index.ts';
@@ -219,4 +219,32 @@ export async function resetUsage(
     });
     return { record, response: { adjustment, usage_events_deleted: deleted.length, credits_restored: refund, balance: after } };
   });
+}
+
+/**
+ * Accounts whose e-mail contains `q` (case-insensitive), or whose id is `q`, with their credit
+ * balance: what an administrator needs before a grant or a reset.
+ */
+export async function findAccounts(ctx: AdminCtx, q: { q: string; limit: number }) {
+  const needle = q.q.trim().toLowerCase();
+  const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await ctx.database.db
+    .selectFrom('users')
+    .leftJoin('billing_accounts', 'billing_accounts.user_id', 'users.id')
+    .select(['users.id', 'users.email', 'users.name', 'users.role', 'users.created_at', 'billing_accounts.balance', 'billing_accounts.billing_active'])
+    .where((eb) => eb.or([eb('users.id', '=', q.q.trim()), eb(eb.fn('lower', ['users.email']), 'like', sql<string>`${pattern} escape '\\'`)]))
+    .orderBy('users.email')
+    .limit(q.limit)
+    .execute();
+  return {
+    accounts: rows.map((r) => ({
+      id: r.id,
+      email: r.email,
+      name: r.name,
+      role: r.role,
+      created_at: iso(Number(r.created_at)),
+      balance: Number(r.balance ?? 0),
+      billing_active: Number(r.billing_active ?? 0) === 1,
+    })),
+  };
 }

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
+import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
 import { errors } from '../shared/schemas.ts';
@@ -38,7 +39,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
         operationId: op.id,
         tags: op.tags,
         summary: op.summary,
-        description: op.description,
+        description: op.spendsCredits ? `${op.description} ${CLIENT_HEADER_DOC}` : op.description,
         ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
         ...(hasInput ? { [part]: input } : {}),
         response: { 200: op.output, ...errors(...op.errors) },
@@ -52,7 +53,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           principal: op.auth === 'public' ? null : principal,
           credential: () => credentialFrom(req),
           requestId: req.id,
-          source: op.restSource ?? 'api',
+          source: op.spendsCredits && principal ? usageSourceOf(req.headers, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
           reportError: (err, id) => restItemReport(err, id, req.log),
         };
         if (op.runSerialised) {
