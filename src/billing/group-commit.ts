@@ -5,7 +5,7 @@ import { newId } from '../shared/ids.ts';
 import { getBillingAccount, reserveIn, settlementSplit, type HoldRow, type Settlement } from './ledger.ts';
 
 /**
- * Group commit for the credit ledger (docs/adr/0013-group-commit-metering.md): the holds of
+ * Group commit for the credit ledger (docs/adr/0014-group-commit-metering.md): the holds of
  * every call in flight share one transaction, and so do their debits + usage events (and their
  * releases). A caller's promise settles only after the transaction holding its rows committed,
  * so nothing is answered before its usage record is durable, exactly as with one transaction per

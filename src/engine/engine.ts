@@ -39,7 +39,7 @@ export interface EngineOptions {
  * one of them small enough (INLINE_MAX_VALUES numbers in and out) runs on the calling thread.
  * Sending it to a worker would cost far more than running it: two structured clones, two
  * message hops and a promise per job, which made the worker pool the bottleneck of small
- * metered forecasts (docs/adr/0013-group-commit-metering.md).
+ * metered forecasts (docs/adr/0014-group-commit-metering.md).
  */
 export const INLINE_MODELS: ReadonlySet<string> = new Set(['naive', 'seasonal-naive', 'drift']);
 export const INLINE_MAX_VALUES = 20_000;
