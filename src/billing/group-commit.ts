@@ -2,7 +2,7 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import { getBillingAccount, reserveIn, settlementSplit, type HoldRow, type Settlement } from './ledger.ts';
+import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
 /**
  * Group commit for the credit ledger (docs/adr/0014-group-commit-metering.md): the holds of
@@ -190,25 +190,7 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ u
       refunds.set(hold.user_id, { credits: r.credits + refund, now: Math.max(r.now, s.now) });
     }
     const usageEventId = newId('use');
-    events.push({
-      id: usageEventId,
-      user_id: hold.user_id,
-      request_id: s.requestId,
-      created_at: s.now,
-      model: s.model,
-      source: s.source,
-      credential_kind: s.principal.kind,
-      key_id: s.principal.kind === 'api_key' ? s.principal.credentialId : null,
-      input_tokens: s.usage.input_tokens,
-      output_tokens: s.usage.output_tokens,
-      total_tokens: s.usage.total_tokens,
-      credits: actual,
-      free_credits: free,
-      metered_credits: metered,
-      cost_nano_usd: actual * s.creditPriceNanoUsd,
-      latency_ms: s.latencyMs,
-      status: 'succeeded',
-    });
+    events.push(usageEventRow(hold, s, usageEventId, { actual, free, metered }));
     entries.push({
       id: newId('cle'),
       user_id: hold.user_id,

@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { CreditHoldsTable, DB } from '../db/schema.ts';
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { CreditHoldsTable, DB, UsageEventsTable } from '../db/schema.ts';
 import type { ChargeRequest } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -178,6 +178,34 @@ export function settlementSplit(
  * Turns a hold into the debit and the usage event, in one transaction. A price below the hold
  * gives the difference back (metered part first, then free credits).
  */
+/** The usage event of a settled hold (one place for the row, used by `settle` and the group commit). */
+export function usageEventRow(
+  hold: Pick<HoldRow, 'user_id'>,
+  s: Settlement,
+  id: string,
+  split: { actual: number; free: number; metered: number },
+): Insertable<UsageEventsTable> {
+  return {
+    id,
+    user_id: hold.user_id,
+    request_id: s.requestId,
+    created_at: s.now,
+    model: s.model,
+    source: s.source,
+    credential_kind: s.principal.kind,
+    key_id: s.principal.kind === 'api_key' ? s.principal.credentialId : null,
+    input_tokens: s.usage.input_tokens,
+    output_tokens: s.usage.output_tokens,
+    total_tokens: s.usage.total_tokens,
+    credits: split.actual,
+    free_credits: split.free,
+    metered_credits: split.metered,
+    cost_nano_usd: split.actual * s.creditPriceNanoUsd,
+    latency_ms: s.latencyMs,
+    status: 'succeeded',
+  };
+}
+
 export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ usageEventId: string }> {
   const { actual, refund, free, metered } = settlementSplit(hold, s.credits);
   return db.transaction().execute(async (trx) => {
@@ -195,23 +223,7 @@ export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ us
     await trx
       .insertInto('usage_events')
       .values({
-        id: usageEventId,
-        user_id: hold.user_id,
-        request_id: s.requestId,
-        created_at: s.now,
-        model: s.model,
-        source: s.source,
-        credential_kind: s.principal.kind,
-        key_id: s.principal.kind === 'api_key' ? s.principal.credentialId : null,
-        input_tokens: s.usage.input_tokens,
-        output_tokens: s.usage.output_tokens,
-        total_tokens: s.usage.total_tokens,
-        credits: actual,
-        free_credits: free,
-        metered_credits: metered,
-        cost_nano_usd: actual * s.creditPriceNanoUsd,
-        latency_ms: s.latencyMs,
-        status: 'succeeded',
+        ...usageEventRow(hold, s, usageEventId, { actual, free, metered }),
       })
       .execute();
     await trx
