@@ -25,7 +25,16 @@ import { verifyPage, verifyResultPage } from './pages.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/register', {
-    schema: { operationId: 'registerUser', tags: ['auth'], body: RegisterRequest, response: { 200: SessionResponse, ...errors(409, 422, 429) } },
+    schema: {
+      operationId: 'registerUser',
+      example: { request: { email: 'ada@example.com', password: 'correct horse battery staple', name: 'Ada' } },
+      summary: 'Create an account',
+      description:
+        'Creates an account with e-mail and password, signs it in (session cookie and token) and mails a confirmation link. Limited per client address.',
+      tags: ['auth'],
+      body: RegisterRequest,
+      response: { 200: SessionResponse, ...errors(409, 422, 429) },
+    },
     handler: async (req, reply) => {
       const s = await accounts.register(deps, req.body, req.ip, deps.accountCreatedHooks);
       setSessionCookie(reply, deps.config, s.token, s.expires_at);
@@ -34,7 +43,15 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/login', {
-    schema: { operationId: 'loginUser', tags: ['auth'], body: LoginRequest, response: { 200: SessionResponse, ...errors(401, 422, 429) } },
+    schema: {
+      operationId: 'loginUser',
+      example: { request: { email: 'ada@example.com', password: 'correct horse battery staple' } },
+      summary: 'Sign in',
+      description: 'Signs in with e-mail and password: answers a session token (also set as an HttpOnly cookie for browsers). Limited per client address.',
+      tags: ['auth'],
+      body: LoginRequest,
+      response: { 200: SessionResponse, ...errors(401, 422, 429) },
+    },
     handler: async (req, reply) => {
       const s = await accounts.login(deps, req.body, req.ip);
       setSessionCookie(reply, deps.config, s.token, s.expires_at);
@@ -44,7 +61,15 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
 
   app.post('/api/auth/logout', {
     config: { auth: 'user' },
-    schema: { operationId: 'logoutUser', tags: ['auth'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'logoutUser',
+      example: { response: { ok: true, message: 'Signed out' } },
+      summary: 'Sign out',
+      description: 'Ends the session this call is made with and clears the session cookie.',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req, reply) => {
       await accounts.logout(deps, principalOf(req));
       clearSessionCookie(reply);
@@ -53,7 +78,16 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/forgot-password', {
-    schema: { operationId: 'forgotPassword', tags: ['auth'], body: ForgotPasswordRequest, response: { 200: MessageResponse, ...errors(422, 429) } },
+    schema: {
+      operationId: 'forgotPassword',
+      example: { request: { email: 'ada@example.com' } },
+      summary: 'Ask for a password reset link',
+      description:
+        'Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.',
+      tags: ['auth'],
+      body: ForgotPasswordRequest,
+      response: { 200: MessageResponse, ...errors(422, 429) },
+    },
     handler: async (req) => {
       await accounts.forgotPassword(deps, req.body.email);
       return { ok: true as const, message: 'If an account exists for this e-mail, a reset link has been sent' };
@@ -63,6 +97,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/reset-password', {
     schema: {
       operationId: 'resetPassword',
+      example: { request: { token: 'tsfr_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU', password: 'a new long passphrase' } },
+      summary: 'Set a new password',
       tags: ['auth'],
       description:
         'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
@@ -79,6 +115,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'signOutEverywhere',
+      example: { response: { ok: true, message: 'Signed out everywhere: 3 sessions and 1 OAuth tokens revoked' } },
+      summary: 'Sign out everywhere',
       tags: ['auth'],
       security: [{ bearer: [] }],
       description: 'Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.',
@@ -94,6 +132,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/verify-email', {
     schema: {
       operationId: 'verifyEmail',
+      example: { request: { token: 'tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU' } },
+      summary: 'Confirm the e-mail address',
       tags: ['auth'],
       description:
         'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
@@ -107,6 +147,8 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'resendVerificationEmail',
+      example: { response: { ok: true, message: 'A new confirmation link was sent' } },
+      summary: 'Mail a new confirmation link',
       tags: ['auth'],
       security: [{ bearer: [] }],
       description: 'Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed.',
@@ -123,6 +165,9 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.get(VERIFY_PAGE_PATH, {
     schema: {
       operationId: 'getVerifyEmailPage',
+      example: { request: { token: 'tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU' } },
+      produces: ['text/html'],
+      summary: 'E-mail confirmation page',
       tags: ['auth'],
       description: 'The page the confirmation mail links to (HTML): a button that confirms the address.',
       querystring: z.object({ token: z.string().max(512).optional() }),
@@ -137,6 +182,10 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post(VERIFY_PAGE_PATH, {
     schema: {
       operationId: 'submitVerifyEmailPage',
+      example: { request: { token: 'tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU' } },
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      produces: ['text/html'],
+      summary: 'Confirm from the confirmation page',
       tags: ['auth'],
       description: "The confirmation page's form (form-encoded `token`); answers an HTML page.",
       body: z.object({ token: z.string().max(512) }),
@@ -157,13 +206,39 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
 
   app.get('/api/account/me', {
     config: { auth: 'user' },
-    schema: { operationId: 'getAccountMe', tags: ['account'], security: [{ bearer: [] }], response: { 200: PublicUserSchema, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'getAccountMe',
+      example: {
+        response: {
+          id: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b',
+          email: 'ada@example.com',
+          name: 'Ada',
+          role: 'user',
+          email_verified: true,
+          created_at: '2026-11-02T09:30:00.000Z',
+        },
+      },
+      summary: 'The signed-in account',
+      description: 'The account of the credential: id, e-mail, whether it is confirmed, role and creation time.',
+      tags: ['account'],
+      security: [{ bearer: [] }],
+      response: { 200: PublicUserSchema, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => accounts.getMe(deps, principalOf(req)),
   });
 
   app.delete('/api/account/me', {
     config: { auth: 'user' },
-    schema: { operationId: 'deleteAccountMe', tags: ['account'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'deleteAccountMe',
+      example: { response: { ok: true, message: 'Account and all its data deleted' } },
+      summary: 'Delete the account',
+      description:
+        'Deletes the account and everything it owns (keys, sessions, usage, billing records) in one transaction, and clears the session cookie. It cannot be undone.',
+      tags: ['account'],
+      security: [{ bearer: [] }],
+      response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req, reply) => {
       await accounts.deleteMe(deps, principalOf(req));
       clearSessionCookie(reply);
@@ -176,6 +251,9 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     config: privacyRoute.config,
     schema: {
       operationId: 'getPrivacySettings',
+      example: { response: { service_improvement_opt_in: false } },
+      summary: 'Privacy settings',
+      description: 'Whether the account allows its requests to be used to improve the service.',
       tags: privacyRoute.tags,
       security: [{ bearer: [] }],
       response: { 200: PrivacySettings, ...errors(...AUTH_ERRORS) },
@@ -192,6 +270,10 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       config: privacyRoute.config,
       schema: {
         operationId,
+        example: { request: { service_improvement_opt_in: true } },
+        summary: method === 'PATCH' ? 'Change privacy settings' : 'Change privacy settings (POST alias)',
+        description:
+          'Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH.',
         tags: privacyRoute.tags,
         security: [{ bearer: [] }],
         body: PrivacySettingsRequest,

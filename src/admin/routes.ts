@@ -62,6 +62,8 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'admin' },
     schema: {
       operationId: 'adminFindAccounts',
+      example: { request: { q: 'example.com', limit: 20 } },
+      summary: 'Find accounts (admin)',
       tags: ['admin'],
       security: [{ bearer: [] }],
       description: 'Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance.',
@@ -75,6 +77,9 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'admin' },
     schema: {
       operationId: 'adminListAdjustments',
+      example: { request: { target_user_id: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b', limit: 50 } },
+      summary: 'List credit adjustments (admin)',
+      description: 'The audited record of administrator credit grants and usage resets, newest first, optionally for one account.',
       tags: ['admin'],
       security: [{ bearer: [] }],
       querystring: z.object({
@@ -91,6 +96,12 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'admin' },
     schema: {
       operationId: 'adminGrantCredits',
+      example: {
+        request: { target_user_id: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b', amount: 5000, reason: 'Pilot customer', idempotency_key: 'grant-2026-11-pilot' },
+      },
+      summary: 'Grant credits (admin)',
+      description:
+        'Adds credits to an account, audited with the reason. Idempotent by `idempotency_key`: repeating it does not grant twice (409 when the key was used for a different grant).',
       tags: ['admin'],
       security: [{ bearer: [] }],
       body: GrantCreditsRequest,
@@ -103,6 +114,18 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'admin' },
     schema: {
       operationId: 'adminResetUsage',
+      example: {
+        request: {
+          target_user_id: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b',
+          reason: 'Double-charged by a client bug',
+          start: '2026-11-20T00:00:00Z',
+          end: '2026-11-21T00:00:00Z',
+          idempotency_key: 'reset-2026-11-20',
+        },
+      },
+      summary: 'Reset usage (admin)',
+      description:
+        "Deletes an account's usage events in a period and restores the credits they used, audited with the reason. Idempotent by `idempotency_key`.",
       tags: ['admin'],
       security: [{ bearer: [] }],
       body: ResetUsageRequest,

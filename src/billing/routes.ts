@@ -25,6 +25,19 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'getPaymentsBillingProfile',
+      example: {
+        response: {
+          provider: 'local',
+          billing_active: false,
+          customer_id: null,
+          subscription_id: null,
+          billing_changed_at: null,
+          available_actions: ['checkout'],
+        },
+      },
+      summary: 'Payments profile',
+      description:
+        'Whether paid billing is on for the account, which payments provider the service uses, and whether a checkout or portal session can be opened.',
       tags: ['billing'],
       security: bearer,
       response: { 200: PaymentsBillingProfile, ...errors(...AUTH_ERRORS) },
@@ -36,6 +49,10 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'createPaymentsBillingSession',
+      example: { request: { action: 'checkout', success_url: 'http://127.0.0.1:8000/app/billing?ok=1', cancel_url: 'http://127.0.0.1:8000/app/billing' } },
+      summary: 'Open a checkout or portal session',
+      description:
+        'Opens a session with the payments provider (checkout to start paid billing, portal to manage it) and answers the URL to send the browser to.',
       tags: ['billing'],
       security: bearer,
       body: PaymentsBillingSessionRequest,
@@ -48,6 +65,8 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'getBillingCosts',
+      example: { request: { requestIds: ['req_5f0c6a1e2b3d4c5e6f708192a3b4c5d6'] } },
+      summary: 'Cost of past requests',
       tags: ['billing'],
       security: bearer,
       description: "Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items).",
@@ -62,6 +81,9 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   app.get(`${LOCAL_PAGE_PATH}/:kind/:token`, {
     schema: {
       operationId: 'getLocalBillingPage',
+      example: { request: { kind: 'checkout', token: 'tsfl_Q2hhbmdlIG1lOiB0aGlz' } },
+      produces: ['text/html'],
+      summary: 'Local checkout or portal page',
       tags: ['billing'],
       description: 'Local provider: the built-in checkout or portal page (HTML).',
       params: Params,
@@ -77,6 +99,11 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   app.post(`${LOCAL_PAGE_PATH}/:kind/:token`, {
     schema: {
       operationId: 'submitLocalBillingPage',
+      example: { request: { kind: 'checkout', token: 'tsfl_Q2hhbmdlIG1lOiB0aGlz', decision: 'confirm' } },
+      consumes: ['application/x-www-form-urlencoded'],
+      produces: ['text/html'],
+      redirect: { status: 303, description: 'To the success or cancel URL of the session, when it has one (else a page saying what was done).' },
+      summary: 'Submit the local checkout or portal page',
       tags: ['billing'],
       description: 'Local provider: confirm (billing on for checkout, off for portal) or cancel; redirects to the session URL.',
       params: Params,

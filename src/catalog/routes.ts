@@ -19,11 +19,26 @@ export function registerCatalogRoutes(app: ZApp, deps: Deps): void {
     handler: async (req) => deps.catalog.get(`${req.params.org}/${req.params.name}`),
   });
   app.get('/v1/models', {
-    schema: { operationId: 'listOpenAiModels', tags: ['models'], response: { 200: OpenAiModelList } },
+    schema: {
+      operationId: 'listOpenAiModels',
+      example: { response: { object: 'list', data: [{ id: 'auto-ets', object: 'model', created: 1764000000, owned_by: 'tsfm' }] } },
+      summary: 'List models (OpenAI shape)',
+      description: "The model catalog in the shape of OpenAI's GET /v1/models, for clients written against it. GET /api/models has the full records.",
+      tags: ['models'],
+      response: { 200: OpenAiModelList },
+    },
     handler: async () => ({ object: 'list' as const, data: deps.catalog.list().map(toOpenAi) }),
   });
   app.get('/v1/models/:modelId', {
-    schema: { operationId: 'getOpenAiModelById', tags: ['models'], params: ModelIdParams, response: { 200: OpenAiModel, ...errors(404) } },
+    schema: {
+      operationId: 'getOpenAiModelById',
+      example: { request: { modelId: 'auto-ets' } },
+      summary: 'One model (OpenAI shape)',
+      description: "One model in the shape of OpenAI's GET /v1/models/{model}. 404 with the closest id when none matches.",
+      tags: ['models'],
+      params: ModelIdParams,
+      response: { 200: OpenAiModel, ...errors(404) },
+    },
     handler: async (req) => toOpenAi(deps.catalog.get(req.params.modelId)),
   });
   app.get('/v1/models/:org/:name', {

@@ -26,7 +26,15 @@ const SendInviteResponse = z
 
 export function registerContactRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/contact', {
-    schema: { operationId: 'submitContact', tags: ['contact'], body: ContactRequest, response: { 200: ContactResponse, ...errors(422, 429) } },
+    schema: {
+      operationId: 'submitContact',
+      example: { request: { name: 'Ada', email: 'ada@example.com', message: 'Can I run this on our own servers?' } },
+      summary: 'Send a message to the operator',
+      description: 'Stores a contact-form message for the operator (name, e-mail, message). Limited per client address.',
+      tags: ['contact'],
+      body: ContactRequest,
+      response: { 200: ContactResponse, ...errors(422, 429) },
+    },
     handler: async (req) => saveContactMessage(deps, req.body),
   });
 
@@ -34,6 +42,8 @@ export function registerContactRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'sendInvites',
+      example: { request: { emails: ['grace@example.com'] } },
+      summary: 'Invite people by e-mail',
       tags: ['account'],
       security: [{ bearer: [] }],
       body: SendInviteRequest,

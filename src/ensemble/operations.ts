@@ -13,6 +13,19 @@ export const ensembleOperations = [
     description:
       'Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.',
     input: EnsembleForecastRequest,
+    example: {
+      request: {
+        inputs: [
+          {
+            target: [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118, 115, 126, 141, 135, 125, 149, 170, 170, 158, 133, 114, 140],
+            start: '1949-01-01',
+          },
+        ],
+        parameters: { prediction_length: 6, frequency: 'MS' },
+        models: ['auto-ets', 'auto-arima', 'seasonal-naive'],
+        top_n: 2,
+      },
+    },
     output: EnsembleForecastResponseBody,
     auth: ['session', 'api_key', 'oauth'],
     errors: FORECAST_ERRORS,

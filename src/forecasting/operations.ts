@@ -9,6 +9,9 @@ import { serialiseJson, type JsonChunks } from '../shared/json.ts';
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
 
+const AIR_PASSENGERS = { target: [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118], start: '1949-01-01' };
+const FORECAST_EXAMPLE = { model: 'auto-ets', inputs: [AIR_PASSENGERS], parameters: { prediction_length: 6, frequency: 'MS' } };
+
 const forecastSummary = (r: ForecastResponse): string =>
   `Forecast by ${r.model}: ${r.outputs.length} series × ${r.horizon} steps, quantiles [${r.quantile_levels.join(', ')}]; ` +
   `${r.usage.total_tokens} tokens. First series mean: ${JSON.stringify(r.outputs[0]?.mean.slice(0, 5).map((row) => row[0]))}${r.horizon > 5 ? '…' : ''}`;
@@ -34,8 +37,8 @@ export const forecastOperations = [
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
     spendsCredits: true,
-    mcpExample:
-      '{"model":"auto-ets","inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118],"start":"1949-01-01"}],"parameters":{"prediction_length":6,"frequency":"MS"}}',
+    example: { request: FORECAST_EXAMPLE },
+    mcpExample: JSON.stringify(FORECAST_EXAMPLE),
     run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     runSerialised: ({ deps, caller, input }) =>
       runPlanned(deps, principalOf(caller), planForecast(deps, input), { requestId: caller.requestId, source: caller.source }, serialiseJson),
@@ -49,6 +52,7 @@ export const forecastOperations = [
     summary: 'Forecast a batch of requests',
     description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
     input: ForecastBatchRequest,
+    example: { request: { requests: [FORECAST_EXAMPLE, { ...FORECAST_EXAMPLE, model: 'seasonal-naive' }] } },
     // For MCP the items are typed (a tool's input schema is all a model sees of them).
     mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
     output: ForecastBatchResponseBody,

@@ -4,13 +4,14 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { sendRestError } from './errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
+import { openApiTransforms } from './openapi.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
@@ -21,6 +22,15 @@ declare module 'fastify' {
     routeSchemas: Map<string, unknown>;
   }
 }
+
+const API_DESCRIPTION = [
+  'Probabilistic forecasts from time-series foundation models and statistical models.',
+  '',
+  'Authenticate with `Authorization: Bearer <API key>`; operations marked with no security are public.',
+  'Errors are `{error, code, request_id}` (422: `{detail[]}` naming each field); every code, its cause and its fix: /docs/errors.',
+  'Authenticated calls are rate-limited per account (`X-RateLimit-*` headers; 429 with `Retry-After`).',
+  'Which model to use, with measured accuracy and speed: /docs/models.',
+].join('\n');
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -147,17 +157,23 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       info: {
         title: 'TSFM forecasting service',
         version: '0.1.0',
-        description: 'Probabilistic forecasts from time-series foundation models and statistical models.',
+        description: API_DESCRIPTION,
+        contact: { name: 'The operator of this service', url: `${config.publicBaseUrl}/docs` },
+        license: { name: 'Proprietary: terms set by the operator of this service', url: `${config.publicBaseUrl}/docs` },
       },
-      servers: [{ url: config.publicBaseUrl }],
+      servers: [{ url: config.publicBaseUrl, description: 'This service' }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'Session token, API key (tsfm_…) or OAuth access token' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (tsfm_…), a session token (tsfs_…, from POST /api/auth/login) or, on /mcp only, an OAuth access token.',
+          },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, set by the operator (GET /metrics only).' },
         },
       },
     },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    ...openApiTransforms(),
   });
 
   // Each route's declared schemas, by "METHOD /pattern": tests check responses against them.

@@ -33,12 +33,16 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
       url: op.path,
       config: {
         auth: op.auth === 'public' ? 'public' : 'user',
+        ...(op.readsCredential ? { optionalCredential: true } : {}),
+        // The typed items of a batch are what a client should see, though REST validates them one by one.
+        ...(op.mcpInput && part === 'body' ? { openapiBody: op.mcpInput } : {}),
         points: (req: FastifyRequest) => pointsOf(op, part === 'body' ? req.body : inputOf(req, part)),
       },
       schema: {
         operationId: op.id,
         tags: op.tags,
         summary: op.summary,
+        example: op.example,
         description: op.spendsCredits ? `${op.description} ${CLIENT_HEADER_DOC}` : op.description,
         ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
         ...(hasInput ? { [part]: input } : {}),

@@ -33,6 +33,9 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/auth/oauth/start', {
     schema: {
       operationId: 'startOAuth',
+      example: { request: { provider: 'github', next: '/app' } },
+      redirect: { status: 302, description: 'To the provider’s sign-in page (with state and PKCE challenge); the state cookie is set.' },
+      summary: 'Sign in with a provider',
       tags: ['auth'],
       description: `Redirects to the provider (state + PKCE). \`next\` is followed only when it is a path on this site (else ${DEFAULT_NEXT}). A signed-in browser links the provider to its account.`,
       querystring: z.object({ provider: z.string().min(1).max(64), next: z.string().max(2000).default(DEFAULT_NEXT) }),
@@ -66,6 +69,12 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
   app.get(`${CALLBACK_PREFIX}/:provider`, {
     schema: {
       operationId: 'completeOAuthCallback',
+      example: { request: { provider: 'github', code: 'a1b2c3', state: 'af0ifjsldkj' } },
+      redirect: {
+        status: 302,
+        description: `Signed in: to \`next\` (a path on this site), with the session cookie set. Failed: to ${SIGN_IN_ERROR_PATH}?oauth_error=<code>.`,
+      },
+      summary: 'Provider sign-in callback',
       tags: ['auth'],
       description: `Completes the provider sign-in and redirects to \`next\`; failures redirect to ${SIGN_IN_ERROR_PATH}?oauth_error=<code>.`,
       params: z.object({ provider: z.string().min(1).max(64) }),
@@ -90,7 +99,15 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
 
   app.get('/api/account/oauth/identities', {
     config: { auth: 'user' },
-    schema: { operationId: 'listOAuthIdentities', tags: ['account'], security: [{ bearer: [] }], response: { 200: IdentityList, ...errors(...AUTH_ERRORS) } },
+    schema: {
+      operationId: 'listOAuthIdentities',
+      example: { response: { identities: [], providers: [{ name: 'github', label: 'GitHub' }] } },
+      summary: 'Linked sign-in providers',
+      description: "The sign-in providers (e.g. GitHub, Google) linked to the account, with the provider's account e-mail and when they were linked.",
+      tags: ['account'],
+      security: [{ bearer: [] }],
+      response: { 200: IdentityList, ...errors(...AUTH_ERRORS) },
+    },
     handler: async (req) => ({
       identities: await listIdentities(deps, principalOf(req)),
       providers: deps.config.identityProviders.map((c) => ({ name: c.name, label: c.label })),
@@ -101,6 +118,9 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'unlinkOAuthIdentity',
+      example: { request: { provider: 'github' } },
+      summary: 'Unlink a sign-in provider',
+      description: 'Removes a linked provider. 409 when it is the only way left to sign in (no password and no other provider).',
       tags: ['account'],
       security: [{ bearer: [] }],
       params: z.object({ provider: z.string().min(1).max(64) }),

@@ -16,6 +16,11 @@ export const keyOperations = [
     optionalBody: true,
     // Public: the credential to check is the input (or the one the call presents), not a gate.
     auth: 'public',
+    readsCredential: true,
+    example: {
+      request: {},
+      response: { valid: true, auth_type: 'api_key', user: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b', key: 'key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f' },
+    },
     errors: [400, 401, 422],
     spendsCredits: false,
     run: async ({ deps, caller, input }) => {

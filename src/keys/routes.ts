@@ -11,6 +11,21 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'listAccountKeys',
+      example: {
+        response: {
+          keys: [
+            {
+              id: 'key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f',
+              label: 'laptop',
+              prefix: 'tsfm_AbC1',
+              created_at: '2026-11-02T09:31:00.000Z',
+              last_used_at: '2026-11-25T08:00:00.000Z',
+            },
+          ],
+        },
+      },
+      summary: 'List API keys',
+      description: "The account's API keys: id, label, prefix, creation and last use. Secrets are never shown again after creation.",
       tags: ['keys'],
       security: [{ bearer: [] }],
       response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) },
@@ -22,6 +37,9 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'createAccountKey',
+      example: { request: { label: 'laptop' } },
+      summary: 'Create an API key',
+      description: 'Creates an API key with a label. The secret (tsfm_…) is in this answer only: store it now. 409 when the label is taken.',
       tags: ['keys'],
       security: [{ bearer: [] }],
       body: CreateKeyRequest,
@@ -34,6 +52,8 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'revokeAllAccountKeys',
+      example: { response: { ok: true, revoked: 2 } },
+      summary: 'Revoke all API keys',
       tags: ['keys'],
       security: [{ bearer: [] }],
       description:
@@ -47,6 +67,9 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'revokeAccountKey',
+      example: { request: { key_id: 'key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f' } },
+      summary: 'Revoke an API key',
+      description: 'Revokes one API key of the account by id; calls made with it then answer 401. 404 when no key of yours has this id.',
       tags: ['keys'],
       security: [{ bearer: [] }],
       params: z.object({ key_id: z.string().min(1).max(64) }),

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { principalOf } from '../http/auth.ts';
@@ -17,6 +18,16 @@ import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 const SERVER_INFO = { name: 'tsfm-forecasting', version: '0.1.0' };
 
 /** What a model reads first (MCP `initialize` → instructions). */
+/** OpenAPI only (the MCP SDK parses the body itself): the shape of a JSON-RPC message; `params` is whatever the method takes (tools/list gives each tool's schema). */
+const JsonRpcMessage = z
+  .object({
+    jsonrpc: z.literal('2.0').describe('JSON-RPC version.'),
+    id: z.union([z.string(), z.number().int()]).optional().describe('Request id; absent on notifications.'),
+    method: z.string().describe('e.g. initialize, tools/list, tools/call.'),
+    params: z.record(z.string(), z.unknown()).optional().describe('The method’s parameters (tools/call: `name` and `arguments`).'),
+  })
+  .meta({ id: 'JsonRpcMessage' });
+
 export const MCP_INSTRUCTIONS = [
   'Probabilistic time-series forecasts. Call listModels to pick a model id (auto-ets, theta and combo are good defaults; naive for a baseline),',
   'then forecast with inputs[].target as the numbers oldest first and parameters.prediction_length as the horizon;',
@@ -56,9 +67,11 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
   app.post(MCP_PATH, {
     // The shared auth hook resolves the Bearer credential (so rate limits and other per-account
     // hooks see the principal); its failures are turned into MCP's 401 below.
-    config: { auth: 'user', acceptsOAuthTokens: true, crossOrigin: true, points: (req) => mcpRequestPoints(req.body) },
+    config: { auth: 'user', acceptsOAuthTokens: true, crossOrigin: true, points: (req) => mcpRequestPoints(req.body), openapiBody: JsonRpcMessage },
     schema: {
       operationId: 'postMcp',
+      example: { request: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listModels', arguments: { task: 'forecast' } } } },
+      summary: 'MCP endpoint',
       tags: ['mcp'],
       security: [{ bearer: [] }],
       description: 'MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.',

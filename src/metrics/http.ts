@@ -28,8 +28,11 @@ export function registerMetricsRoute(app: ZApp, deps: Pick<Deps, 'metrics' | 'co
   app.get('/metrics', {
     schema: {
       operationId: 'getMetrics',
+      example: { response: '# HELP tsfm_forecasts_total Forecasts served\n# TYPE tsfm_forecasts_total counter\ntsfm_forecasts_total{model="auto-ets"} 42\n' },
       tags: ['system'],
       summary: 'Prometheus metrics',
+      security: [{ metricsToken: [] }, {}],
+      produces: ['text/plain'],
       description:
         'Metrics in the Prometheus text exposition format. Needs `Authorization: Bearer <METRICS_TOKEN>` when the operator set one; ' +
         'otherwise only clients on the loopback address are answered. Metric names are documented in docs/operations.md.',

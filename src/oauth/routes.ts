@@ -115,12 +115,49 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   ]);
 
   app.get(OAUTH_PATHS.asMetadata, {
-    schema: { operationId: 'getOAuthAuthorizationServerMetadata', tags: ['oauth'], response: { 200: AuthorizationServerMetadata } },
+    schema: {
+      operationId: 'getOAuthAuthorizationServerMetadata',
+      example: {
+        response: {
+          issuer: 'http://127.0.0.1:8000',
+          authorization_endpoint: 'http://127.0.0.1:8000/oauth/authorize',
+          token_endpoint: 'http://127.0.0.1:8000/oauth/token',
+          registration_endpoint: 'http://127.0.0.1:8000/oauth/register',
+          revocation_endpoint: 'http://127.0.0.1:8000/oauth/revoke',
+          response_types_supported: ['code'],
+          response_modes_supported: ['query'],
+          grant_types_supported: ['authorization_code', 'refresh_token'],
+          code_challenge_methods_supported: ['S256'],
+          token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
+          revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
+          scopes_supported: ['mcp'],
+        },
+      },
+      summary: 'OAuth server metadata',
+      description: 'RFC 8414 authorization server metadata: endpoints, grant types, PKCE methods. MCP clients read it to sign in.',
+      tags: ['oauth'],
+      response: { 200: AuthorizationServerMetadata },
+    },
     handler: async () => authorizationServerMetadata(deps.config),
   });
 
   app.get(OAUTH_PATHS.mcpResourceMetadata, {
-    schema: { operationId: 'getMcpProtectedResourceMetadata', tags: ['oauth'], response: { 200: ProtectedResourceMetadata } },
+    schema: {
+      operationId: 'getMcpProtectedResourceMetadata',
+      example: {
+        response: {
+          resource: 'http://127.0.0.1:8000/mcp',
+          authorization_servers: ['http://127.0.0.1:8000'],
+          scopes_supported: ['mcp'],
+          bearer_methods_supported: ['header'],
+          resource_name: 'TSFM forecasting service (MCP)',
+        },
+      },
+      summary: 'MCP resource metadata',
+      description: 'RFC 9728 protected-resource metadata of /mcp: which authorization server issues its tokens.',
+      tags: ['oauth'],
+      response: { 200: ProtectedResourceMetadata },
+    },
     handler: async () => mcpProtectedResourceMetadata(deps.config),
   });
 
@@ -129,6 +166,16 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   app.get(OAUTH_PATHS.rootResourceMetadata, {
     schema: {
       operationId: 'getRootProtectedResourceMetadata',
+      example: {
+        response: {
+          resource: 'http://127.0.0.1:8000/mcp',
+          authorization_servers: ['http://127.0.0.1:8000'],
+          scopes_supported: ['mcp'],
+          bearer_methods_supported: ['header'],
+          resource_name: 'TSFM forecasting service (MCP)',
+        },
+      },
+      summary: 'MCP resource metadata (root path)',
       tags: ['oauth'],
       description: "The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there.",
       response: { 200: ProtectedResourceMetadata },
@@ -141,6 +188,16 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     onRequest: onlyMediaTypes([JSON_TYPE]),
     schema: {
       operationId: 'registerOAuthClient',
+      example: {
+        request: {
+          client_name: 'My MCP client',
+          redirect_uris: ['http://127.0.0.1:33418/callback'],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+      },
+      summary: 'Register an OAuth client',
       tags: ['oauth'],
       description:
         'RFC 7591 dynamic client registration (JSON; public clients use token_endpoint_auth_method "none"). Limited per client address (AUTH_RATE_LIMIT_PER_MINUTE).',
@@ -228,7 +285,25 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   };
 
   app.get(OAUTH_PATHS.authorize, {
-    schema: { operationId: 'getOAuthAuthorize', tags: ['oauth'], querystring: AuthorizeQuery, description: 'Sign-in and consent page (HTML).' },
+    schema: {
+      operationId: 'getOAuthAuthorize',
+      example: {
+        request: {
+          response_type: 'code',
+          client_id: 'mcp_client_0193b1f0',
+          redirect_uri: 'http://127.0.0.1:33418/callback',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+          scope: 'mcp',
+          state: 'af0ifjsldkj',
+        },
+      },
+      produces: ['text/html'],
+      summary: 'OAuth sign-in and consent page',
+      tags: ['oauth'],
+      querystring: AuthorizeQuery,
+      description: 'Sign-in and consent page (HTML).',
+    },
     errorHandler: pageErrorHandler,
     handler: async (req, reply) => {
       let areq: AuthorizationRequest;
@@ -246,6 +321,20 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     onRequest: onlyMediaTypes([FORM]),
     schema: {
       operationId: 'postOAuthAuthorize',
+      example: {
+        request: {
+          client_id: 'mcp_client_0193b1f0',
+          redirect_uri: 'http://127.0.0.1:33418/callback',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+          scope: 'mcp',
+          state: 'af0ifjsldkj',
+          action: 'approve',
+        },
+      },
+      consumes: ['application/x-www-form-urlencoded'],
+      redirect: { status: 303, description: 'To the client’s redirect URI: with `code` and `state` when approved, with `error=access_denied` when denied.' },
+      summary: 'Submit OAuth consent',
       tags: ['oauth'],
       description:
         "The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). " +
@@ -308,6 +397,17 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     onRequest: onlyMediaTypes([FORM, JSON_TYPE]),
     schema: {
       operationId: 'createOAuthToken',
+      example: {
+        request: {
+          grant_type: 'authorization_code',
+          client_id: 'mcp_client_0193b1f0',
+          code: 'tsfc_SplxlOBeZQQYbYS6WxSbIA',
+          code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+          redirect_uri: 'http://127.0.0.1:33418/callback',
+        },
+      },
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      summary: 'Get an OAuth token',
       tags: ['oauth'],
       description: 'authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. Limited per client address.',
       body: TokenForm,
@@ -333,6 +433,9 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
     onRequest: onlyMediaTypes([FORM, JSON_TYPE]),
     schema: {
       operationId: 'revokeOAuthToken',
+      example: { request: { token: 'tsfo_45ghiukldjahdnhzdauz', token_type_hint: 'refresh_token', client_id: 'mcp_client_0193b1f0' } },
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      summary: 'Revoke an OAuth token',
       tags: ['oauth'],
       description: 'RFC 7009 token revocation; form body. Limited per client address.',
       body: RevokeForm,

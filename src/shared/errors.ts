@@ -38,6 +38,118 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
+/** Why a code is answered and what the caller does about it: /docs/errors and the OpenAPI responses are made from this. */
+export interface ErrorHelp {
+  cause: string;
+  fix: string;
+}
+
+/** One entry per code (a new code without one is a type error), so the error reference cannot drift from the list. */
+export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
+  missing_credential: {
+    cause: 'The operation needs a credential and the request carried none (no Authorization header, no session cookie).',
+    fix: 'Send `Authorization: Bearer <token>` with an API key (tsfm_…) or a session token; create a key in the account page or with POST /api/account/keys.',
+  },
+  invalid_argument: {
+    cause: 'An argument is well-formed but not acceptable here (for example a webhook whose signature does not verify).',
+    fix: 'Read the message: it names the argument. Correct it and send the request again.',
+  },
+  request_error: {
+    cause: 'The HTTP request itself could not be handled (a malformed header, a body on a method that takes none, …).',
+    fix: 'Check the request line, headers and body against the reference for this operation.',
+  },
+  invalid_credential: {
+    cause:
+      'The credential is unknown, expired or revoked, the Authorization header is not `Bearer <token>`, or the token is of a kind this route does not take (OAuth tokens work only on /mcp).',
+    fix: 'Sign in again or create a new API key; send it as `Authorization: Bearer <token>`.',
+  },
+  invalid_credentials: {
+    cause: 'The e-mail address and password do not match an account.',
+    fix: 'Check both, or reset the password with POST /api/auth/forgot-password.',
+  },
+  billing_required: {
+    cause: 'The account has too few credits for the work asked for (the price is held before the model runs).',
+    fix: 'Buy credits (POST /api/account/billing/payments), or ask for less: fewer series, a shorter horizon, a cheaper model (POST /api/billing/costs prices a request).',
+  },
+  no_model_access: {
+    cause: 'The account may not use this model (its plan or the operator restricts it).',
+    fix: 'Choose a model your account can use (GET /api/models shows access), or ask the operator for access.',
+  },
+  model_access_denied: {
+    cause: 'Access to the model was refused by the operator’s policy for this account.',
+    fix: 'Use another model from GET /api/models, or ask the operator.',
+  },
+  forbidden: {
+    cause: 'The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept).',
+    fix: 'Use an account with the needed role, or a credential kind the operation lists.',
+  },
+  not_found: {
+    cause: 'The resource does not exist, belongs to another account, or the path matches no route.',
+    fix: 'Check the id and the path (GET /openapi.json lists the routes).',
+  },
+  model_not_found: {
+    cause: 'No model in the catalog has this id.',
+    fix: 'Pick an id from GET /api/models (the message suggests the closest one).',
+  },
+  method_not_allowed: {
+    cause: 'The path exists but not with this HTTP method.',
+    fix: 'Use a method from the `Allow` header of the answer.',
+  },
+  conflict: {
+    cause: 'The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before).',
+    fix: 'Read the message; fetch the current state and retry with a request that fits it.',
+  },
+  payload_too_large: {
+    cause: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES).',
+    fix: 'Send less per request: split the series over several requests or a batch.',
+  },
+  request_too_large: {
+    cause: 'The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit.',
+    fix: 'Split the work into several requests within the limit named in the message.',
+  },
+  unsupported_media_type: {
+    cause: 'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding).',
+    fix: 'Send `Content-Type: application/json` with a JSON body.',
+  },
+  request_rejected: {
+    cause: 'The request was understood but refused by a rule of the service.',
+    fix: 'Read the message for the rule, and change the request accordingly.',
+  },
+  validation_error: {
+    cause:
+      'The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name.',
+    fix: 'Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).',
+  },
+  rate_limit_exceeded: {
+    cause: 'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window.',
+    fix: 'Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.',
+  },
+  internal_error: {
+    cause: 'An unexpected fault in the service. Nothing about it is echoed; it is logged with the request id.',
+    fix: 'Retry later; if it persists, report the `request_id` of the answer to the operator.',
+  },
+  grpc_error: {
+    cause: 'The gateway failed to talk to the upstream model service.',
+    fix: 'Retry later; report the request id if it persists.',
+  },
+  upstream_grpc_error: {
+    cause: 'The remote inference node answered with an error.',
+    fix: 'Retry later, or use another model; report the request id if it persists.',
+  },
+  upstream_empty: {
+    cause: 'The model ran but gave no usable forecast for some series (for example a numeric failure); no credits were taken.',
+    fix: 'Check the series (constant, too short, extreme values) or try another model.',
+  },
+  upstream_unavailable: {
+    cause: 'The model is not available now: its files are not downloaded, or the inference queue is full.',
+    fix: 'Retry after `Retry-After` seconds, or use another model; an operator installs missing models with `npm run models`.',
+  },
+  upstream_timeout: {
+    cause: 'The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken.',
+    fix: 'Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).',
+  },
+};
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;

@@ -22,6 +22,15 @@ export interface Caller {
   reportError(err: unknown, requestId: string): ErrorReport;
 }
 
+/**
+ * A worked example of a call (the OpenAPI document shows it; test/http/openapi-quality.test.ts
+ * checks it against the schemas): the request, the answer, or both. Typed by the schemas, so an
+ * example that no longer fits is a type error.
+ */
+export type OperationExample<I extends z.ZodObject, O extends z.ZodType> =
+  | { request: z.input<I>; response?: z.input<O> }
+  | { request?: z.input<I>; response: z.input<O> };
+
 export interface OperationArgs<I> {
   deps: Deps;
   caller: Caller;
@@ -41,7 +50,10 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   tags: string[];
   /** Short title (OpenAPI summary, MCP tool title). */
   summary: string;
+  /** What it does, its limits and what it costs (OpenAPI description, MCP tool description). */
   description: string;
+  /** Required: every operation is documented with a worked example. */
+  example: OperationExample<I, O>;
   input: I;
   /**
    * The MCP tool's input schema when it differs from REST's (a batch's items typed for the model,
@@ -53,6 +65,8 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   optionalBody?: boolean;
   /** 'public', or the credential kinds that may call the operation. */
   auth: 'public' | readonly CredentialKind[];
+  /** A public operation that reads the credential of the call when one is sent (OpenAPI: bearer or none). */
+  readsCredential?: boolean;
   /** REST error statuses for the OpenAPI document (200 is the output). */
   errors: readonly number[];
   /**
@@ -78,7 +92,8 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
 }
 
 /** A declaration with its types erased, so that lists of different operations can be looped over. */
-export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'runSerialised' | 'summarize'> {
+export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'runSerialised' | 'summarize' | 'example'> {
+  example: { request?: unknown; response?: unknown };
   /** `input` must already be validated against `input` (both boundaries validate before calling). */
   run(args: OperationArgs<unknown>): Promise<unknown>;
   runSerialised?(args: OperationArgs<unknown>): Promise<JsonChunks>;

@@ -32,7 +32,8 @@ export function errors(...statuses: number[]): Record<number, z.ZodType> {
 /** The statuses every authenticated route can answer. */
 export const AUTH_ERRORS = [400, 401, 422, 429] as const;
 
-export const Email = z.string().trim().max(320).pipe(z.email());
+// Trimmed before it is checked, so the pipe's input side is a plain string: the format is restated for the OpenAPI document.
+export const Email = z.string().trim().max(320).pipe(z.email()).meta({ format: 'email' });
 export const Password = z.string().min(8).max(1024);
 export const IsoDateTime = z.string().describe('ISO 8601 timestamp');
 export const Ok = z.object({ ok: z.literal(true) });

@@ -12,6 +12,7 @@ export const usageOperations = [
     summary: 'Usage summary',
     description: 'Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601.',
     input: UsageWindow,
+    example: { request: { start: '2026-11-01T00:00:00Z', end: '2026-12-01T00:00:00Z' } },
     output: UsageSummary,
     auth: ['session', 'api_key', 'oauth'],
     errors: AUTH_ERRORS,

@@ -11,6 +11,10 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'listUsageEvents',
+      example: { request: { limit: 100, offset: 0, start: '2026-11-01T00:00:00Z' } },
+      summary: 'List usage events',
+      description:
+        "The account's usage events, newest first (model, tokens, cost, source, request id), in pages of `limit` from `offset`, optionally within start/end.",
       tags: ['usage'],
       security: [{ bearer: [] }],
       querystring: z.object({
@@ -30,6 +34,8 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
     config: { auth: 'user' },
     schema: {
       operationId: 'deleteUsageEvents',
+      example: { response: { deleted: 128 } },
+      summary: 'Delete usage history',
       tags: ['usage'],
       security: [{ bearer: [] }],
       description: 'Deletes your usage history. Credits already used are not given back.',
