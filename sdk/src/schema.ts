@@ -11,6 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Liveness check
+         * @description Answers `{"status":"ok"}` while the process serves requests; it does not touch the database (GET /api/system/status does).
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -27,6 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Service status
+         * @description Version, uptime, whether the database answers, how many models are installed and available, and the configured regions.
+         */
         get: operations["getSystemStatus"];
         put?: never;
         post?: never;
@@ -43,6 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * This OpenAPI document
+         * @description The OpenAPI 3.1 description of every operation (what /docs renders and what the SDK is generated from).
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -59,6 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * This OpenAPI document (alias)
+         * @description The same document as GET /openapi.json, at the path some tools look for.
+         */
         get: operations["getApiSchema"];
         put?: never;
         post?: never;
@@ -97,6 +113,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Create an account
+         * @description Creates an account with e-mail and password, signs it in (session cookie and token) and mails a confirmation link. Limited per client address.
+         */
         post: operations["registerUser"];
         delete?: never;
         options?: never;
@@ -113,6 +133,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Sign in
+         * @description Signs in with e-mail and password: answers a session token (also set as an HttpOnly cookie for browsers). Limited per client address.
+         */
         post: operations["loginUser"];
         delete?: never;
         options?: never;
@@ -129,6 +153,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Sign out
+         * @description Ends the session this call is made with and clears the session cookie.
+         */
         post: operations["logoutUser"];
         delete?: never;
         options?: never;
@@ -145,6 +173,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Ask for a password reset link
+         * @description Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.
+         */
         post: operations["forgotPassword"];
         delete?: never;
         options?: never;
@@ -161,7 +193,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all. */
+        /**
+         * Set a new password
+         * @description Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.
+         */
         post: operations["resetPassword"];
         delete?: never;
         options?: never;
@@ -178,7 +213,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all. */
+        /**
+         * Sign out everywhere
+         * @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.
+         */
         post: operations["signOutEverywhere"];
         delete?: never;
         options?: never;
@@ -195,7 +233,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. */
+        /**
+         * Confirm the e-mail address
+         * @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.
+         */
         post: operations["verifyEmail"];
         delete?: never;
         options?: never;
@@ -212,7 +253,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed. */
+        /**
+         * Mail a new confirmation link
+         * @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed.
+         */
         post: operations["resendVerificationEmail"];
         delete?: never;
         options?: never;
@@ -227,10 +271,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The page the confirmation mail links to (HTML): a button that confirms the address. */
+        /**
+         * E-mail confirmation page
+         * @description The page the confirmation mail links to (HTML): a button that confirms the address.
+         */
         get: operations["getVerifyEmailPage"];
         put?: never;
-        /** @description The confirmation page's form (form-encoded `token`); answers an HTML page. */
+        /**
+         * Confirm from the confirmation page
+         * @description The confirmation page's form (form-encoded `token`); answers an HTML page.
+         */
         post: operations["submitVerifyEmailPage"];
         delete?: never;
         options?: never;
@@ -245,9 +295,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The signed-in account
+         * @description The account of the credential: id, e-mail, whether it is confirmed, role and creation time.
+         */
         get: operations["getAccountMe"];
         put?: never;
         post?: never;
+        /**
+         * Delete the account
+         * @description Deletes the account and everything it owns (keys, sessions, usage, billing records) in one transaction, and clears the session cookie. It cannot be undone.
+         */
         delete: operations["deleteAccountMe"];
         options?: never;
         head?: never;
@@ -261,12 +319,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Privacy settings
+         * @description Whether the account allows its requests to be used to improve the service.
+         */
         get: operations["getPrivacySettings"];
         put?: never;
+        /**
+         * Change privacy settings (POST alias)
+         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH.
+         */
         post: operations["postPrivacySettings"];
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Change privacy settings
+         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH.
+         */
         patch: operations["patchPrivacySettings"];
         trace?: never;
     };
@@ -277,10 +347,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List API keys
+         * @description The account's API keys: id, label, prefix, creation and last use. Secrets are never shown again after creation.
+         */
         get: operations["listAccountKeys"];
         put?: never;
+        /**
+         * Create an API key
+         * @description Creates an API key with a label. The secret (tsfm_…) is in this answer only: store it now. 409 when the label is taken.
+         */
         post: operations["createAccountKey"];
-        /** @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all. */
+        /**
+         * Revoke all API keys
+         * @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.
+         */
         delete: operations["revokeAllAccountKeys"];
         options?: never;
         head?: never;
@@ -297,6 +378,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes one API key of the account by id; calls made with it then answer 401. 404 when no key of yours has this id.
+         */
         delete: operations["revokeAccountKey"];
         options?: never;
         head?: never;
@@ -312,6 +397,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Send a message to the operator
+         * @description Stores a contact-form message for the operator (name, e-mail, message). Limited per client address.
+         */
         post: operations["submitContact"];
         delete?: never;
         options?: never;
@@ -328,7 +417,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address. */
+        /**
+         * Invite people by e-mail
+         * @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address.
+         */
         post: operations["sendInvites"];
         delete?: never;
         options?: never;
@@ -343,6 +435,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List models (OpenAI shape)
+         * @description The model catalog in the shape of OpenAI's GET /v1/models, for clients written against it. GET /api/models has the full records.
+         */
         get: operations["listOpenAiModels"];
         put?: never;
         post?: never;
@@ -359,6 +455,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * One model (OpenAI shape)
+         * @description One model in the shape of OpenAI's GET /v1/models/{model}. 404 with the closest id when none matches.
+         */
         get: operations["getOpenAiModelById"];
         put?: never;
         post?: never;
@@ -535,6 +635,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * OAuth server metadata
+         * @description RFC 8414 authorization server metadata: endpoints, grant types, PKCE methods. MCP clients read it to sign in.
+         */
         get: operations["getOAuthAuthorizationServerMetadata"];
         put?: never;
         post?: never;
@@ -551,6 +655,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * MCP resource metadata
+         * @description RFC 9728 protected-resource metadata of /mcp: which authorization server issues its tokens.
+         */
         get: operations["getMcpProtectedResourceMetadata"];
         put?: never;
         post?: never;
@@ -567,7 +675,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there. */
+        /**
+         * MCP resource metadata (root path)
+         * @description The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there.
+         */
         get: operations["getRootProtectedResourceMetadata"];
         put?: never;
         post?: never;
@@ -586,7 +697,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description RFC 7591 dynamic client registration (JSON; public clients use token_endpoint_auth_method "none"). Limited per client address (AUTH_RATE_LIMIT_PER_MINUTE). */
+        /**
+         * Register an OAuth client
+         * @description RFC 7591 dynamic client registration (JSON; public clients use token_endpoint_auth_method "none"). Limited per client address (AUTH_RATE_LIMIT_PER_MINUTE).
+         */
         post: operations["registerOAuthClient"];
         delete?: never;
         options?: never;
@@ -601,10 +715,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Sign-in and consent page (HTML). */
+        /**
+         * OAuth sign-in and consent page
+         * @description Sign-in and consent page (HTML).
+         */
         get: operations["getOAuthAuthorize"];
         put?: never;
-        /** @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied. */
+        /**
+         * Submit OAuth consent
+         * @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.
+         */
         post: operations["postOAuthAuthorize"];
         delete?: never;
         options?: never;
@@ -621,7 +741,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. Limited per client address. */
+        /**
+         * Get an OAuth token
+         * @description authorization_code (PKCE S256) and refresh_token (rotating) grants; form body. Limited per client address.
+         */
         post: operations["createOAuthToken"];
         delete?: never;
         options?: never;
@@ -638,7 +761,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description RFC 7009 token revocation; form body. Limited per client address. */
+        /**
+         * Revoke an OAuth token
+         * @description RFC 7009 token revocation; form body. Limited per client address.
+         */
         post: operations["revokeOAuthToken"];
         delete?: never;
         options?: never;
@@ -655,7 +781,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API. */
+        /**
+         * MCP endpoint
+         * @description MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.
+         */
         post: operations["postMcp"];
         delete?: never;
         options?: never;
@@ -670,7 +799,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Redirects to the provider (state + PKCE). `next` is followed only when it is a path on this site (else /account/keys). A signed-in browser links the provider to its account. */
+        /**
+         * Sign in with a provider
+         * @description Redirects to the provider (state + PKCE). `next` is followed only when it is a path on this site (else /account/keys). A signed-in browser links the provider to its account.
+         */
         get: operations["startOAuth"];
         put?: never;
         post?: never;
@@ -687,7 +819,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Completes the provider sign-in and redirects to `next`; failures redirect to /login?oauth_error=<code>. */
+        /**
+         * Provider sign-in callback
+         * @description Completes the provider sign-in and redirects to `next`; failures redirect to /login?oauth_error=<code>.
+         */
         get: operations["completeOAuthCallback"];
         put?: never;
         post?: never;
@@ -704,6 +839,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Linked sign-in providers
+         * @description The sign-in providers (e.g. GitHub, Google) linked to the account, with the provider's account e-mail and when they were linked.
+         */
         get: operations["listOAuthIdentities"];
         put?: never;
         post?: never;
@@ -723,6 +862,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /**
+         * Unlink a sign-in provider
+         * @description Removes a linked provider. 409 when it is the only way left to sign in (no password and no other provider).
+         */
         delete: operations["unlinkOAuthIdentity"];
         options?: never;
         head?: never;
@@ -736,10 +879,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List usage events
+         * @description The account's usage events, newest first (model, tokens, cost, source, request id), in pages of `limit` from `offset`, optionally within start/end.
+         */
         get: operations["listUsageEvents"];
         put?: never;
         post?: never;
-        /** @description Deletes your usage history. Credits already used are not given back. */
+        /**
+         * Delete usage history
+         * @description Deletes your usage history. Credits already used are not given back.
+         */
         delete: operations["deleteUsageEvents"];
         options?: never;
         head?: never;
@@ -753,8 +903,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Payments profile
+         * @description Whether paid billing is on for the account, which payments provider the service uses, and whether a checkout or portal session can be opened.
+         */
         get: operations["getPaymentsBillingProfile"];
         put?: never;
+        /**
+         * Open a checkout or portal session
+         * @description Opens a session with the payments provider (checkout to start paid billing, portal to manage it) and answers the URL to send the browser to.
+         */
         post: operations["createPaymentsBillingSession"];
         delete?: never;
         options?: never;
@@ -771,7 +929,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items). */
+        /**
+         * Cost of past requests
+         * @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items).
+         */
         post: operations["getBillingCosts"];
         delete?: never;
         options?: never;
@@ -786,10 +947,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Local provider: the built-in checkout or portal page (HTML). */
+        /**
+         * Local checkout or portal page
+         * @description Local provider: the built-in checkout or portal page (HTML).
+         */
         get: operations["getLocalBillingPage"];
         put?: never;
-        /** @description Local provider: confirm (billing on for checkout, off for portal) or cancel; redirects to the session URL. */
+        /**
+         * Submit the local checkout or portal page
+         * @description Local provider: confirm (billing on for checkout, off for portal) or cancel; redirects to the session URL.
+         */
         post: operations["submitLocalBillingPage"];
         delete?: never;
         options?: never;
@@ -804,7 +971,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance. */
+        /**
+         * Find accounts (admin)
+         * @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance.
+         */
         get: operations["adminFindAccounts"];
         put?: never;
         post?: never;
@@ -821,6 +991,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List credit adjustments (admin)
+         * @description The audited record of administrator credit grants and usage resets, newest first, optionally for one account.
+         */
         get: operations["adminListAdjustments"];
         put?: never;
         post?: never;
@@ -839,6 +1013,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Grant credits (admin)
+         * @description Adds credits to an account, audited with the reason. Idempotent by `idempotency_key`: repeating it does not grant twice (409 when the key was used for a different grant).
+         */
         post: operations["adminGrantCredits"];
         delete?: never;
         options?: never;
@@ -855,6 +1033,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Reset usage (admin)
+         * @description Deletes an account's usage events in a period and restores the credits they used, audited with the reason. Idempotent by `idempotency_key`.
+         */
         post: operations["adminResetUsage"];
         delete?: never;
         options?: never;
@@ -866,125 +1048,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        RegisterClientRequestInput: {
-            client_name?: string;
-            redirect_uris: string[];
-            /** @enum {string} */
-            token_endpoint_auth_method?: "none" | "client_secret_post" | "client_secret_basic";
-            grant_types?: string[];
-            response_types?: string[];
-            scope?: string;
-            client_uri?: string;
-            logo_uri?: string;
-            software_id?: string;
-            software_version?: string;
-        };
-        RegisterClientResponseInput: {
-            client_id: string;
-            client_id_issued_at: number;
-            client_secret?: string;
-            client_secret_expires_at?: number;
-            client_name?: string;
-            redirect_uris: string[];
-            token_endpoint_auth_method: string;
-            grant_types: string[];
-            response_types: string[];
-            scope: string;
-        };
-        Body_postOAuthAuthorizeInput: {
-            client_id: string;
-            redirect_uri: string;
-            code_challenge: string;
-            /** @default S256 */
-            code_challenge_method?: string;
-            /** @default mcp */
-            scope?: string;
-            /** @default  */
-            state?: string;
-            /** @default  */
-            resource?: string;
-            /** @default  */
-            action?: string;
-            email?: string | null;
-            password?: string | null;
-            response_type?: string;
-            captcha_response?: string | null;
-            "h-captcha-response"?: string;
-            "cf-turnstile-response"?: string;
-        };
-        Body_createOAuthTokenInput: {
-            grant_type: string;
-            client_id?: string;
-            client_secret?: string;
-            code?: string;
-            code_verifier?: string;
-            redirect_uri?: string;
-            refresh_token?: string;
-            resource?: string;
-            scope?: string;
-        };
-        OAuthTokenResponseInput: {
-            access_token: string;
-            /** @constant */
-            token_type: "Bearer";
-            expires_in: number;
-            refresh_token: string;
-            scope: string;
-        };
-        Body_revokeOAuthTokenInput: {
-            token: string;
-            token_type_hint?: string;
-            client_id?: string;
-            client_secret?: string;
-        };
-        OAuthErrorResponseInput: {
-            error: string;
-            error_description?: string;
-        };
-        OAuthAuthorizationServerMetadataInput: {
-            issuer: string;
-            authorization_endpoint: string;
-            token_endpoint: string;
-            registration_endpoint: string;
-            revocation_endpoint: string;
-            response_types_supported: string[];
-            response_modes_supported: string[];
-            grant_types_supported: string[];
-            code_challenge_methods_supported: string[];
-            token_endpoint_auth_methods_supported: string[];
-            revocation_endpoint_auth_methods_supported: string[];
-            scopes_supported: string[];
-            service_documentation?: string;
-        };
-        OAuthProtectedResourceMetadataInput: {
-            resource: string;
-            authorization_servers: string[];
-            scopes_supported: string[];
-            bearer_methods_supported: string[];
-            resource_name: string;
-        };
-        ErrorResponseBodyInput: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-        };
-        HTTPValidationErrorInput: {
-            detail: {
-                loc: (string | number)[];
-                msg: string;
-                type: string;
-                input?: unknown;
-                ctx?: {
-                    [key: string]: unknown;
-                };
-            }[];
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-        };
-        AccountUserInput: {
+        AccountUser: {
             id: string;
             email: string;
             name: string | null;
@@ -994,170 +1058,52 @@ export interface components {
             email_verified: boolean;
             created_at: string;
         };
-        RegisterRequestInput: {
-            email: string;
-            password: string;
-            name?: string | null;
-            ref?: string | null;
-            accepted_data_terms_version?: string | null;
-            accepted_free_tier_data_terms?: boolean | null;
-            captcha_response?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        LoginRequestInput: {
-            email: string;
-            password: string;
-            captcha_response?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        ForgotPasswordRequestInput: {
-            email: string;
-        };
-        ResetPasswordRequestInput: {
-            token: string;
-            password: string;
-        };
-        VerifyEmailRequestInput: {
-            token: string;
-        };
-        VerifyEmailResponseInput: {
-            /** @constant */
-            ok: true;
-            user: components["schemas"]["AccountUserInput"];
-        };
-        SessionResponseInput: {
-            token: string;
-            expires_at: string;
-            user: components["schemas"]["AccountUserInput"];
-        };
-        PrivacySettingsRequestInput: {
-            service_improvement_opt_in: boolean;
-        };
-        PrivacySettingsInput: {
-            service_improvement_opt_in: boolean;
-        };
-        CatalogModelInput: {
+        AdminAccountMatch: {
             id: string;
-            name: string;
-            provider: string;
-            family: string;
-            /** @enum {string} */
-            kind: "statistical" | "neural";
-            description: string;
-            license: string;
-            supported_tasks: string[];
-            avg_latency_ms: number;
-            latency_samples: number;
-            context_length: number;
-            max_context_length: number;
-            min_points: number;
-            max_horizon: number | null;
-            capabilities: string[];
-            quantile_method: string;
-            uses_covariates: boolean;
-            /** @enum {string} */
-            multivariate: "native" | "channel_wise";
-            quantiles: boolean;
-            samples: boolean;
-            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
-            pricing: {
-                input_credits_per_1k_tokens: number;
-                output_credits_per_1k_tokens: number;
-            };
-            /** @enum {string} */
-            access: "all" | "billing";
-            available: boolean;
-            unavailable_reason: string | null;
-            pull_command: string | null;
-        };
-        ModelListInput: {
-            models: components["schemas"]["CatalogModelInput"][];
-        };
-        OpenAiModelInput: {
-            id: string;
-            /** @constant */
-            object: "model";
-            created: number;
-            owned_by: string;
-        };
-        OpenAiModelListInput: {
-            /** @constant */
-            object: "list";
-            data: components["schemas"]["OpenAiModelInput"][];
-        };
-        ContactRequestInput: {
-            name: string;
             email: string;
-            message: string;
-            company?: string | null;
-            topic?: string | null;
-            source?: string | null;
-            analytics_distinct_id?: string | null;
+            name: string | null;
+            /** @enum {string} */
+            role: "user" | "admin";
+            created_at: string;
+            /** @description Free (prepaid) credits left */
+            balance: number;
+            billing_active: boolean;
         };
-        ContactResponseInput: {
+        ApiKey: {
             id: string;
-            status: string;
+            label: string;
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+        };
+        BillingAdjustment: {
+            id: string;
+            /** @enum {string} */
+            action: "grant_credits" | "reset_usage";
+            actor_user_id: string;
+            target_user_id: string;
+            /** @description Credits added to (or, negative, removed from) the balance */
+            amount: number;
+            balance_before: number;
+            balance_after: number;
+            usage_events_deleted: number | null;
+            window_start: string | null;
+            window_end: string | null;
+            reason: string;
+            note: string | null;
+            idempotency_key: string | null;
             created_at: string;
         };
-        SendInviteRequestInput: {
-            emails: string[];
+        BillingCostsRequest: {
+            requestIds: string[];
         };
-        SendInviteResponseInput: {
-            invites: {
-                id: string;
-                email: string;
-                ref: string;
-                created_at: string;
+        BillingCostsResponse: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
             }[];
         };
-        ApiKeyInput: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-        };
-        CreatedApiKeyInput: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-            /** @description The secret. Shown this once only. */
-            key: string;
-        };
-        CreateKeyRequestInput: {
-            label: string;
-        };
-        ValidateCredentialRequestInput: {
-            /** @description Key to check (tsfm_…); default: the credential of the call. */
-            api_key?: string | null;
-        };
-        ValidateCredentialResponseInput: {
-            valid: boolean;
-            /** @enum {string} */
-            auth_type: "session" | "api_key" | "oauth";
-            user: string;
-            key?: string;
-        };
-        SystemStatusInput: {
-            /** @enum {string} */
-            status: "ok" | "degraded";
-            version: string;
-            uptime_s: number;
-            database: {
-                /** @enum {string} */
-                kind: "sqlite" | "postgres";
-                reachable: boolean;
-            };
-            models: {
-                count: number;
-                available: number;
-            };
-            regions: string[];
-            time: string;
-        };
-        BillingSummaryInput: {
+        BillingSummary: {
             free_credits: {
                 /** @description Credits ever given to the account (free allowance and administrator adjustments) */
                 granted: number;
@@ -1181,409 +1127,6 @@ export interface components {
                 scope: "account";
             };
         };
-        PaymentsBillingProfileInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequestInput: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSessionInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequestInput: {
-            requestIds: string[];
-        };
-        BillingCostsResponseInput: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
-        ForecastInputInput: {
-            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
-            target?: ((number | null)[] | (number | null))[];
-            /** @description ISO 8601 timestamp of the first observation. */
-            start?: string | null;
-            /** @description Name → values aligned with target. */
-            past_covariates?: {
-                [key: string]: (number | null)[];
-            } | null;
-            /** @description Name → values for the forecast steps. */
-            future_covariates?: {
-                [key: string]: number[];
-            } | null;
-            /** @description Name → one number for the series. */
-            static_covariates?: {
-                [key: string]: number;
-            } | null;
-            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Alias of metadata.item_id. */
-            item_id?: string | number | null;
-        };
-        ForecastParametersInput: {
-            /**
-             * @description Steps to forecast (the horizon, "h"). Default 24.
-             * @default 24
-             */
-            prediction_length?: number;
-            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
-            frequency?: string | null;
-            /** @description Alias of frequency. */
-            freq?: string | null;
-            /** @description Default [0.1, 0.5, 0.9]. */
-            quantile_levels?: number[] | null;
-            /** @description Alias of quantile_levels. */
-            quantiles?: number[] | null;
-            /** @description Use only the last N points. */
-            context_length?: number | null;
-            /** @description Sample paths to return. */
-            num_samples?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            temperature?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            top_p?: number | null;
-        };
-        ForecastRequestInput: {
-            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
-            model: string;
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInputInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParametersInput"] | null;
-            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        QuantilePredictionInput: {
-            level: number;
-            values: number[][];
-        };
-        PredictionInput: {
-            mean: number[][];
-            quantile_predictions: components["schemas"]["QuantilePredictionInput"][] | null;
-            samples: number[][][] | null;
-            timestamps: string[] | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        UsageInput: {
-            input_tokens: number;
-            output_tokens: number;
-            total_tokens: number;
-        };
-        ForecastResponseBodyInput: {
-            id: string;
-            object: string;
-            created: number;
-            model: string;
-            provider: string;
-            horizon: number;
-            prediction_length: number | null;
-            quantile_levels: number[];
-            input_points: number | null;
-            max_context_length: number | null;
-            truncated_from: number | null;
-            outputs: components["schemas"]["PredictionInput"][];
-            usage: components["schemas"]["UsageInput"];
-            latency_ms: number | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        ForecastBatchItemErrorInput: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-            status: number;
-            detail?: {
-                [key: string]: unknown;
-            }[];
-        };
-        ForecastBatchRequestInput: {
-            /** @description Array of ForecastRequest (at most 64). */
-            requests: unknown[];
-        };
-        ForecastBatchItemBodyInput: {
-            ok: boolean;
-            result: components["schemas"]["ForecastResponseBodyInput"] | null;
-            error: components["schemas"]["ForecastBatchItemErrorInput"] | null;
-        };
-        ForecastBatchResponseBodyInput: {
-            object: string;
-            data: components["schemas"]["ForecastBatchItemBodyInput"][];
-        };
-        EnsembleForecastRequestInput: {
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInputInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParametersInput"] | null;
-            /** @description Candidate model ids (default: every available model but the baselines). */
-            models?: string[] | null;
-            /** @description At most this many candidates. */
-            max_models?: number | null;
-            /** @description Most credits to spend (backtests + final forecasts). */
-            budget?: number | null;
-            /**
-             * @description Best models blended.
-             * @default 3
-             */
-            top_n?: number;
-            /**
-             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
-             * @default 1
-             */
-            backtest_windows?: number;
-            /**
-             * @description Backtest score used to rank.
-             * @default smape
-             * @enum {string}
-             */
-            scoring_metric?: "smape" | "mase" | "crps";
-            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        EnsembleModelResultBodyInput: {
-            model: string;
-            rank: number;
-            score: number;
-            scoring_metric: string;
-            weight: number;
-            selection_reason: string;
-            result: components["schemas"]["ForecastResponseBodyInput"];
-        };
-        EnsembleMetadataBodyInput: {
-            models_evaluated: string[];
-            models_in_ensemble: string[];
-            scoring_metric: string;
-            top_n: number;
-            weights: {
-                [key: string]: number;
-            };
-            cost_breakdown: {
-                model: string;
-                credits: number;
-            }[];
-            total_cost_credits: number;
-            selection: {
-                selection_basis: string;
-                held_out_length: number;
-                candidate_count: number;
-                filters_applied: string[];
-                requested_model_count: number | null;
-                /** @constant */
-                strategy: "holdout_backtest";
-            };
-        };
-        EnsembleForecastResponseBodyInput: {
-            id: string;
-            object: string;
-            created: number;
-            ranked_results: components["schemas"]["EnsembleModelResultBodyInput"][];
-            ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
-            ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
-        };
-        UsageEventInput: {
-            id: string;
-            request_id: string;
-            created_at: string;
-            model: string;
-            /** @enum {string} */
-            source: "api" | "batch" | "ensemble" | "mcp" | "playground";
-            /** @enum {string} */
-            credential_kind: "session" | "api_key" | "oauth";
-            /** @description The API key id when the call used an API key */
-            key_id: string | null;
-            input_tokens: number;
-            output_tokens: number;
-            total_tokens: number;
-            credits: number;
-            /** @description Part of the credits paid from free (prepaid) credits */
-            free_credits: number;
-            /** @description Part of the credits billed as metered usage */
-            metered_credits: number;
-            cost_nano_usd: number;
-            latency_ms: number;
-            /** @constant */
-            status: "succeeded";
-        };
-        UsageSummaryInput: {
-            start: string;
-            end: string;
-            totals: {
-                requests: number;
-                input_tokens: number;
-                output_tokens: number;
-                total_tokens: number;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            daily: {
-                date: string;
-                requests: number;
-                input_tokens: number;
-                output_tokens: number;
-                total_tokens: number;
-                credits: number;
-                cost_nano_usd: number;
-            }[];
-            by_model: {
-                model: string;
-                requests: number;
-                input_tokens: number;
-                output_tokens: number;
-                total_tokens: number;
-                credits: number;
-                cost_nano_usd: number;
-            }[];
-            by_source: {
-                source: string;
-                requests: number;
-                input_tokens: number;
-                output_tokens: number;
-                total_tokens: number;
-                credits: number;
-                cost_nano_usd: number;
-            }[];
-            recent: components["schemas"]["UsageEventInput"][];
-        };
-        OAuthIdentityInput: {
-            provider: string;
-            email: string | null;
-            created_at: string;
-            last_login_at: string | null;
-        };
-        OAuthIdentityListInput: {
-            identities: components["schemas"]["OAuthIdentityInput"][];
-            providers: {
-                name: string;
-                label: string;
-            }[];
-        };
-        BillingAdjustmentInput: {
-            id: string;
-            /** @enum {string} */
-            action: "grant_credits" | "reset_usage";
-            actor_user_id: string;
-            target_user_id: string;
-            /** @description Credits added to (or, negative, removed from) the balance */
-            amount: number;
-            balance_before: number;
-            balance_after: number;
-            usage_events_deleted: number | null;
-            window_start: string | null;
-            window_end: string | null;
-            reason: string;
-            note: string | null;
-            idempotency_key: string | null;
-            created_at: string;
-        };
-        GrantCreditsRequestInput: {
-            target_user_id: string;
-            amount: number;
-            reason: string;
-            note?: string | null;
-            idempotency_key?: string | null;
-        };
-        ResetUsageRequestInput: {
-            target_user_id: string;
-            reason: string;
-            start?: string | null;
-            end?: string | null;
-            note?: string | null;
-            idempotency_key?: string | null;
-        };
-        AdminAccountMatchInput: {
-            id: string;
-            email: string;
-            name: string | null;
-            /** @enum {string} */
-            role: "user" | "admin";
-            created_at: string;
-            /** @description Free (prepaid) credits left */
-            balance: number;
-            billing_active: boolean;
-        };
-        RevokeAllKeysResponseInput: {
-            /** @constant */
-            ok: true;
-            revoked: number;
-        };
-        UsageEventListInput: {
-            events: components["schemas"]["UsageEventInput"][];
-            limit: number;
-            offset: number;
-        };
-        RegisterClientRequest: {
-            client_name?: string;
-            redirect_uris: string[];
-            /** @enum {string} */
-            token_endpoint_auth_method?: "none" | "client_secret_post" | "client_secret_basic";
-            grant_types?: string[];
-            response_types?: string[];
-            scope?: string;
-            client_uri?: string;
-            logo_uri?: string;
-            software_id?: string;
-            software_version?: string;
-        };
-        RegisterClientResponse: {
-            client_id: string;
-            client_id_issued_at: number;
-            client_secret?: string;
-            client_secret_expires_at?: number;
-            client_name?: string;
-            redirect_uris: string[];
-            token_endpoint_auth_method: string;
-            grant_types: string[];
-            response_types: string[];
-            scope: string;
-        };
-        Body_postOAuthAuthorize: {
-            client_id: string;
-            redirect_uri: string;
-            code_challenge: string;
-            /** @default S256 */
-            code_challenge_method: string;
-            /** @default mcp */
-            scope: string;
-            /** @default  */
-            state: string;
-            /** @default  */
-            resource: string;
-            /** @default  */
-            action: string;
-            email?: string | null;
-            password?: string | null;
-            response_type?: string;
-            captcha_response?: string | null;
-            "h-captcha-response"?: string;
-            "cf-turnstile-response"?: string;
-        };
         Body_createOAuthToken: {
             grant_type: string;
             client_id?: string;
@@ -1595,121 +1138,32 @@ export interface components {
             resource?: string;
             scope?: string;
         };
-        OAuthTokenResponse: {
-            access_token: string;
-            /** @constant */
-            token_type: "Bearer";
-            expires_in: number;
-            refresh_token: string;
-            scope: string;
+        Body_postOAuthAuthorize: {
+            client_id: string;
+            redirect_uri: string;
+            code_challenge: string;
+            /** @default S256 */
+            code_challenge_method?: string;
+            /** @default mcp */
+            scope?: string;
+            /** @default  */
+            state?: string;
+            /** @default  */
+            resource?: string;
+            /** @default  */
+            action?: string;
+            email?: string | null;
+            password?: string | null;
+            response_type?: string;
+            captcha_response?: string | null;
+            "h-captcha-response"?: string;
+            "cf-turnstile-response"?: string;
         };
         Body_revokeOAuthToken: {
             token: string;
             token_type_hint?: string;
             client_id?: string;
             client_secret?: string;
-        };
-        OAuthErrorResponse: {
-            error: string;
-            error_description?: string;
-        };
-        OAuthAuthorizationServerMetadata: {
-            issuer: string;
-            authorization_endpoint: string;
-            token_endpoint: string;
-            registration_endpoint: string;
-            revocation_endpoint: string;
-            response_types_supported: string[];
-            response_modes_supported: string[];
-            grant_types_supported: string[];
-            code_challenge_methods_supported: string[];
-            token_endpoint_auth_methods_supported: string[];
-            revocation_endpoint_auth_methods_supported: string[];
-            scopes_supported: string[];
-            service_documentation?: string;
-        };
-        OAuthProtectedResourceMetadata: {
-            resource: string;
-            authorization_servers: string[];
-            scopes_supported: string[];
-            bearer_methods_supported: string[];
-            resource_name: string;
-        };
-        ErrorResponseBody: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-        };
-        HTTPValidationError: {
-            detail: {
-                loc: (string | number)[];
-                msg: string;
-                type: string;
-                input?: unknown;
-                ctx?: {
-                    [key: string]: unknown;
-                };
-            }[];
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-        };
-        AccountUser: {
-            id: string;
-            email: string;
-            name: string | null;
-            /** @enum {string} */
-            role: "user" | "admin";
-            /** @description The owner confirmed the address (mailed link, or an identity provider that verified it) */
-            email_verified: boolean;
-            created_at: string;
-        };
-        RegisterRequest: {
-            /** Format: email */
-            email: string;
-            password: string;
-            name?: string | null;
-            ref?: string | null;
-            accepted_data_terms_version?: string | null;
-            accepted_free_tier_data_terms?: boolean | null;
-            captcha_response?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        LoginRequest: {
-            /** Format: email */
-            email: string;
-            password: string;
-            captcha_response?: string | null;
-            analytics_distinct_id?: string | null;
-        };
-        ForgotPasswordRequest: {
-            /** Format: email */
-            email: string;
-        };
-        ResetPasswordRequest: {
-            token: string;
-            password: string;
-        };
-        VerifyEmailRequest: {
-            token: string;
-        };
-        VerifyEmailResponse: {
-            /** @constant */
-            ok: true;
-            user: components["schemas"]["AccountUser"];
-        };
-        SessionResponse: {
-            token: string;
-            expires_at: string;
-            user: components["schemas"]["AccountUser"];
-        };
-        PrivacySettingsRequest: {
-            service_improvement_opt_in: boolean;
-        };
-        PrivacySettings: {
-            service_improvement_opt_in: boolean;
         };
         CatalogModel: {
             id: string;
@@ -1745,21 +1199,6 @@ export interface components {
             unavailable_reason: string | null;
             pull_command: string | null;
         };
-        ModelList: {
-            models: components["schemas"]["CatalogModel"][];
-        };
-        OpenAiModel: {
-            id: string;
-            /** @constant */
-            object: "model";
-            created: number;
-            owned_by: string;
-        };
-        OpenAiModelList: {
-            /** @constant */
-            object: "list";
-            data: components["schemas"]["OpenAiModel"][];
-        };
         ContactRequest: {
             name: string;
             /** Format: email */
@@ -1775,24 +1214,6 @@ export interface components {
             status: string;
             created_at: string;
         };
-        SendInviteRequest: {
-            emails: string[];
-        };
-        SendInviteResponse: {
-            invites: {
-                id: string;
-                email: string;
-                ref: string;
-                created_at: string;
-            }[];
-        };
-        ApiKey: {
-            id: string;
-            label: string;
-            prefix: string;
-            created_at: string;
-            last_used_at: string | null;
-        };
         CreatedApiKey: {
             id: string;
             label: string;
@@ -1805,215 +1226,9 @@ export interface components {
         CreateKeyRequest: {
             label: string;
         };
-        ValidateCredentialRequest: {
-            /** @description Key to check (tsfm_…); default: the credential of the call. */
-            api_key?: string | null;
-        };
-        ValidateCredentialResponse: {
-            valid: boolean;
-            /** @enum {string} */
-            auth_type: "session" | "api_key" | "oauth";
-            user: string;
-            key?: string;
-        };
-        SystemStatus: {
-            /** @enum {string} */
-            status: "ok" | "degraded";
-            version: string;
-            uptime_s: number;
-            database: {
-                /** @enum {string} */
-                kind: "sqlite" | "postgres";
-                reachable: boolean;
-            };
-            models: {
-                count: number;
-                available: number;
-            };
-            regions: string[];
-            time: string;
-        };
-        BillingSummary: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfile: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequest: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSession: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequest: {
-            requestIds: string[];
-        };
-        BillingCostsResponse: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
-        ForecastInput: {
-            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
-            target?: ((number | null)[] | (number | null))[];
-            /** @description ISO 8601 timestamp of the first observation. */
-            start?: string | null;
-            /** @description Name → values aligned with target. */
-            past_covariates?: {
-                [key: string]: (number | null)[];
-            } | null;
-            /** @description Name → values for the forecast steps. */
-            future_covariates?: {
-                [key: string]: number[];
-            } | null;
-            /** @description Name → one number for the series. */
-            static_covariates?: {
-                [key: string]: number;
-            } | null;
-            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Alias of metadata.item_id. */
-            item_id?: string | number | null;
-        };
-        ForecastParameters: {
-            /**
-             * @description Steps to forecast (the horizon, "h"). Default 24.
-             * @default 24
-             */
-            prediction_length: number;
-            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
-            frequency?: string | null;
-            /** @description Alias of frequency. */
-            freq?: string | null;
-            /** @description Default [0.1, 0.5, 0.9]. */
-            quantile_levels?: number[] | null;
-            /** @description Alias of quantile_levels. */
-            quantiles?: number[] | null;
-            /** @description Use only the last N points. */
-            context_length?: number | null;
-            /** @description Sample paths to return. */
-            num_samples?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            temperature?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            top_p?: number | null;
-        };
-        ForecastRequest: {
-            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
-            model: string;
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParameters"] | null;
-            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        QuantilePrediction: {
-            level: number;
-            values: number[][];
-        };
-        Prediction: {
-            mean: number[][];
-            quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
-            samples: number[][][] | null;
-            timestamps: string[] | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        Usage: {
-            input_tokens: number;
-            output_tokens: number;
-            total_tokens: number;
-        };
-        ForecastResponseBody: {
-            id: string;
-            object: string;
-            created: number;
-            model: string;
-            provider: string;
-            horizon: number;
-            prediction_length: number | null;
-            quantile_levels: number[];
-            input_points: number | null;
-            max_context_length: number | null;
-            truncated_from: number | null;
-            outputs: components["schemas"]["Prediction"][];
-            usage: components["schemas"]["Usage"];
-            latency_ms: number | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        ForecastBatchItemError: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-            status: number;
-            detail?: {
-                [key: string]: unknown;
-            }[];
-        };
-        ForecastBatchRequest: {
-            /** @description Array of ForecastRequest (at most 64). */
-            requests: unknown[];
-        };
-        ForecastBatchItemBody: {
-            ok: boolean;
-            result: components["schemas"]["ForecastResponseBody"] | null;
-            error: components["schemas"]["ForecastBatchItemError"] | null;
-        };
-        ForecastBatchResponseBody: {
-            object: string;
-            data: components["schemas"]["ForecastBatchItemBody"][];
-        };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInput"][];
+            inputs: components["schemas"]["Forecast"][];
             /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
             /** @description Candidate model ids (default: every available model but the baselines). */
@@ -2026,31 +1241,30 @@ export interface components {
              * @description Best models blended.
              * @default 3
              */
-            top_n: number;
+            top_n?: number;
             /**
              * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
              * @default 1
              */
-            backtest_windows: number;
+            backtest_windows?: number;
             /**
              * @description Backtest score used to rank.
              * @default smape
              * @enum {string}
              */
-            scoring_metric: "smape" | "mase" | "crps";
+            scoring_metric?: "smape" | "mase" | "crps";
             /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
             metadata?: {
                 [key: string]: unknown;
             } | null;
         };
-        EnsembleModelResultBody: {
-            model: string;
-            rank: number;
-            score: number;
-            scoring_metric: string;
-            weight: number;
-            selection_reason: string;
-            result: components["schemas"]["ForecastResponseBody"];
+        EnsembleForecastResponseBody: {
+            id: string;
+            object: string;
+            created: number;
+            ranked_results: components["schemas"]["EnsembleModelResultBody"][];
+            ensemble_result: components["schemas"]["ForecastResponseBody"];
+            ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
         };
         EnsembleMetadataBody: {
             models_evaluated: string[];
@@ -2075,13 +1289,382 @@ export interface components {
                 strategy: "holdout_backtest";
             };
         };
-        EnsembleForecastResponseBody: {
+        EnsembleModelResultBody: {
+            model: string;
+            rank: number;
+            score: number;
+            scoring_metric: string;
+            weight: number;
+            selection_reason: string;
+            result: components["schemas"]["ForecastResponseBody"];
+        };
+        ErrorResponseBody: {
+            error: string;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+        };
+        Forecast: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Name → values aligned with target. */
+            past_covariates?: {
+                [key: string]: (number | null)[];
+            } | null;
+            /** @description Name → values for the forecast steps. */
+            future_covariates?: {
+                [key: string]: number[];
+            } | null;
+            /** @description Name → one number for the series. */
+            static_covariates?: {
+                [key: string]: number;
+            } | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        ForecastBatchItemBody: {
+            ok: boolean;
+            result: components["schemas"]["ForecastResponseBody"] | null;
+            error: components["schemas"]["ForecastBatchItemError"] | null;
+        };
+        ForecastBatchItemError: {
+            error: string;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+            status: number;
+            detail?: {
+                [key: string]: unknown;
+            }[];
+        };
+        ForecastBatchResponseBody: {
+            object: string;
+            data: components["schemas"]["ForecastBatchItemBody"][];
+        };
+        ForecastParameters: {
+            /**
+             * @description Steps to forecast (the horizon, "h"). Default 24.
+             * @default 24
+             */
+            prediction_length?: number;
+            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
+            frequency?: string | null;
+            /** @description Alias of frequency. */
+            freq?: string | null;
+            /** @description Default [0.1, 0.5, 0.9]. */
+            quantile_levels?: number[] | null;
+            /** @description Alias of quantile_levels. */
+            quantiles?: number[] | null;
+            /** @description Use only the last N points. */
+            context_length?: number | null;
+            /** @description Sample paths to return. */
+            num_samples?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            temperature?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            top_p?: number | null;
+        };
+        ForecastRequest: {
+            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
+            model: string;
+            /** @description One entry per series. */
+            inputs: components["schemas"]["Forecast"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ForecastResponseBody: {
             id: string;
             object: string;
             created: number;
-            ranked_results: components["schemas"]["EnsembleModelResultBody"][];
-            ensemble_result: components["schemas"]["ForecastResponseBody"];
-            ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
+            model: string;
+            provider: string;
+            horizon: number;
+            prediction_length: number | null;
+            quantile_levels: number[];
+            input_points: number | null;
+            max_context_length: number | null;
+            truncated_from: number | null;
+            outputs: components["schemas"]["Prediction"][];
+            usage: components["schemas"]["Usage"];
+            latency_ms: number | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ForgotPasswordRequest: {
+            /** Format: email */
+            email: string;
+        };
+        GrantCreditsRequest: {
+            target_user_id: string;
+            amount: number;
+            reason: string;
+            note?: string | null;
+            idempotency_key?: string | null;
+        };
+        HTTPValidationError: {
+            detail: {
+                loc: (string | number)[];
+                msg: string;
+                type: string;
+                input?: unknown;
+                ctx?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+        };
+        JsonRpcMessage: {
+            /**
+             * @description JSON-RPC version.
+             * @constant
+             */
+            jsonrpc: "2.0";
+            /** @description Request id; absent on notifications. */
+            id?: string | number;
+            /** @description e.g. initialize, tools/list, tools/call. */
+            method: string;
+            /** @description The method’s parameters (tools/call: `name` and `arguments`). */
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        LoginRequest: {
+            /** Format: email */
+            email: string;
+            password: string;
+            captcha_response?: string | null;
+            analytics_distinct_id?: string | null;
+        };
+        ModelList: {
+            models: components["schemas"]["CatalogModel"][];
+        };
+        OAuthAuthorizationServerMetadata: {
+            issuer: string;
+            authorization_endpoint: string;
+            token_endpoint: string;
+            registration_endpoint: string;
+            revocation_endpoint: string;
+            response_types_supported: string[];
+            response_modes_supported: string[];
+            grant_types_supported: string[];
+            code_challenge_methods_supported: string[];
+            token_endpoint_auth_methods_supported: string[];
+            revocation_endpoint_auth_methods_supported: string[];
+            scopes_supported: string[];
+            service_documentation?: string;
+        };
+        OAuthErrorResponse: {
+            error: string;
+            error_description?: string;
+        };
+        OAuthIdentity: {
+            provider: string;
+            email: string | null;
+            created_at: string;
+            last_login_at: string | null;
+        };
+        OAuthIdentityList: {
+            identities: components["schemas"]["OAuthIdentity"][];
+            providers: {
+                name: string;
+                label: string;
+            }[];
+        };
+        OAuthProtectedResourceMetadata: {
+            resource: string;
+            authorization_servers: string[];
+            scopes_supported: string[];
+            bearer_methods_supported: string[];
+            resource_name: string;
+        };
+        OAuthTokenResponse: {
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            expires_in: number;
+            refresh_token: string;
+            scope: string;
+        };
+        OpenAiModel: {
+            id: string;
+            /** @constant */
+            object: "model";
+            created: number;
+            owned_by: string;
+        };
+        OpenAiModelList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["OpenAiModel"][];
+        };
+        /** @description The OpenAPI 3.1 document. */
+        OpenApiDocument: {
+            /** @description OpenAPI version: 3.1.0. */
+            openapi: string;
+            info: {
+                title: string;
+                version: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Every operation, by path and method. */
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        PaymentsBillingProfile: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSession: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        PaymentsBillingSessionRequest: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        Prediction: {
+            mean: number[][];
+            quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
+            samples: number[][][] | null;
+            timestamps: string[] | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        PrivacySettings: {
+            service_improvement_opt_in: boolean;
+        };
+        PrivacySettingsRequest: {
+            service_improvement_opt_in: boolean;
+        };
+        QuantilePrediction: {
+            level: number;
+            values: number[][];
+        };
+        RegisterClientRequest: {
+            client_name?: string;
+            redirect_uris: string[];
+            /** @enum {string} */
+            token_endpoint_auth_method?: "none" | "client_secret_post" | "client_secret_basic";
+            grant_types?: string[];
+            response_types?: string[];
+            scope?: string;
+            client_uri?: string;
+            logo_uri?: string;
+            software_id?: string;
+            software_version?: string;
+        };
+        RegisterClientResponse: {
+            client_id: string;
+            client_id_issued_at: number;
+            client_secret?: string;
+            client_secret_expires_at?: number;
+            client_name?: string;
+            redirect_uris: string[];
+            token_endpoint_auth_method: string;
+            grant_types: string[];
+            response_types: string[];
+            scope: string;
+        };
+        RegisterRequest: {
+            /** Format: email */
+            email: string;
+            password: string;
+            name?: string | null;
+            ref?: string | null;
+            accepted_data_terms_version?: string | null;
+            accepted_free_tier_data_terms?: boolean | null;
+            captcha_response?: string | null;
+            analytics_distinct_id?: string | null;
+        };
+        ResetPasswordRequest: {
+            token: string;
+            password: string;
+        };
+        ResetUsageRequest: {
+            target_user_id: string;
+            reason: string;
+            start?: string | null;
+            end?: string | null;
+            note?: string | null;
+            idempotency_key?: string | null;
+        };
+        RevokeAllKeysResponse: {
+            /** @constant */
+            ok: true;
+            revoked: number;
+        };
+        SendInviteRequest: {
+            emails: string[];
+        };
+        SendInviteResponse: {
+            invites: {
+                id: string;
+                email: string;
+                ref: string;
+                created_at: string;
+            }[];
+        };
+        SessionResponse: {
+            token: string;
+            expires_at: string;
+            user: components["schemas"]["AccountUser"];
+        };
+        SystemStatus: {
+            /** @enum {string} */
+            status: "ok" | "degraded";
+            version: string;
+            uptime_s: number;
+            database: {
+                /** @enum {string} */
+                kind: "sqlite" | "postgres";
+                reachable: boolean;
+            };
+            models: {
+                count: number;
+                available: number;
+            };
+            regions: string[];
+            time: string;
+        };
+        Usage: {
+            input_tokens: number;
+            output_tokens: number;
+            total_tokens: number;
         };
         UsageEvent: {
             id: string;
@@ -2106,6 +1689,11 @@ export interface components {
             latency_ms: number;
             /** @constant */
             status: "succeeded";
+        };
+        UsageEventList: {
+            events: components["schemas"]["UsageEvent"][];
+            limit: number;
+            offset: number;
         };
         UsageSummary: {
             start: string;
@@ -2147,78 +1735,241 @@ export interface components {
             }[];
             recent: components["schemas"]["UsageEvent"][];
         };
-        OAuthIdentity: {
-            provider: string;
-            email: string | null;
-            created_at: string;
-            last_login_at: string | null;
+        ValidateCredentialRequest: {
+            /** @description Key to check (tsfm_…); default: the credential of the call. */
+            api_key?: string | null;
         };
-        OAuthIdentityList: {
-            identities: components["schemas"]["OAuthIdentity"][];
-            providers: {
-                name: string;
-                label: string;
-            }[];
-        };
-        BillingAdjustment: {
-            id: string;
+        ValidateCredentialResponse: {
+            valid: boolean;
             /** @enum {string} */
-            action: "grant_credits" | "reset_usage";
-            actor_user_id: string;
-            target_user_id: string;
-            /** @description Credits added to (or, negative, removed from) the balance */
-            amount: number;
-            balance_before: number;
-            balance_after: number;
-            usage_events_deleted: number | null;
-            window_start: string | null;
-            window_end: string | null;
-            reason: string;
-            note: string | null;
-            idempotency_key: string | null;
-            created_at: string;
+            auth_type: "session" | "api_key" | "oauth";
+            user: string;
+            key?: string;
         };
-        GrantCreditsRequest: {
-            target_user_id: string;
-            amount: number;
-            reason: string;
-            note?: string | null;
-            idempotency_key?: string | null;
+        VerifyEmailRequest: {
+            token: string;
         };
-        ResetUsageRequest: {
-            target_user_id: string;
-            reason: string;
-            start?: string | null;
-            end?: string | null;
-            note?: string | null;
-            idempotency_key?: string | null;
-        };
-        AdminAccountMatch: {
-            id: string;
-            email: string;
-            name: string | null;
-            /** @enum {string} */
-            role: "user" | "admin";
-            created_at: string;
-            /** @description Free (prepaid) credits left */
-            balance: number;
-            billing_active: boolean;
-        };
-        RevokeAllKeysResponse: {
+        VerifyEmailResponse: {
             /** @constant */
             ok: true;
-            revoked: number;
-        };
-        UsageEventList: {
-            events: components["schemas"]["UsageEvent"][];
-            limit: number;
-            offset: number;
+            user: components["schemas"]["AccountUser"];
         };
     };
-    responses: never;
+    responses: {
+        /**
+         * @description Bad request. `code` is one of:
+         *     - `missing_credential`: The operation needs a credential and the request carried none (no Authorization header, no session cookie). Send `Authorization: Bearer <token>` with an API key (tsfm_…) or a session token; create a key in the account page or with POST /api/account/keys.
+         *     - `invalid_argument`: An argument is well-formed but not acceptable here (for example a webhook whose signature does not verify). Read the message: it names the argument. Correct it and send the request again.
+         *     - `request_error`: The HTTP request itself could not be handled (a malformed header, a body on a method that takes none, …). Check the request line, headers and body against the reference for this operation.
+         */
+        Error400: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Unauthorized. `code` is one of:
+         *     - `invalid_credential`: The credential is unknown, expired or revoked, the Authorization header is not `Bearer <token>`, or the token is of a kind this route does not take (OAuth tokens work only on /mcp). Sign in again or create a new API key; send it as `Authorization: Bearer <token>`.
+         *     - `invalid_credentials`: The e-mail address and password do not match an account. Check both, or reset the password with POST /api/auth/forgot-password.
+         */
+        Error401: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Payment required. `code` is one of:
+         *     - `billing_required`: The account has too few credits for the work asked for (the price is held before the model runs). Buy credits (POST /api/account/billing/payments), or ask for less: fewer series, a shorter horizon, a cheaper model (POST /api/billing/costs prices a request).
+         */
+        Error402: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Forbidden. `code` is one of:
+         *     - `no_model_access`: The account may not use this model (its plan or the operator restricts it). Choose a model your account can use (GET /api/models shows access), or ask the operator for access.
+         *     - `model_access_denied`: Access to the model was refused by the operator’s policy for this account. Use another model from GET /api/models, or ask the operator.
+         *     - `forbidden`: The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept). Use an account with the needed role, or a credential kind the operation lists.
+         */
+        Error403: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Not found. `code` is one of:
+         *     - `not_found`: The resource does not exist, belongs to another account, or the path matches no route. Check the id and the path (GET /openapi.json lists the routes).
+         *     - `model_not_found`: No model in the catalog has this id. Pick an id from GET /api/models (the message suggests the closest one).
+         */
+        Error404: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Conflict. `code` is one of:
+         *     - `conflict`: The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before). Read the message; fetch the current state and retry with a request that fits it.
+         */
+        Error409: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Too large. `code` is one of:
+         *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES). Send less per request: split the series over several requests or a batch.
+         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit. Split the work into several requests within the limit named in the message.
+         */
+        Error413: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Unsupported media type. `code` is one of:
+         *     - `unsupported_media_type`: The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding). Send `Content-Type: application/json` with a JSON body.
+         */
+        Error415: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Validation error. `code` is one of:
+         *     - `request_rejected`: The request was understood but refused by a rule of the service. Read the message for the rule, and change the request accordingly.
+         *     - `validation_error`: The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name. Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).
+         */
+        Error422: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HTTPValidationError"];
+            };
+        };
+        /**
+         * @description Too many requests. `code` is one of:
+         *     - `rate_limit_exceeded`: The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window. Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.
+         */
+        Error429: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "retry-after": components["headers"]["RetryAfter"];
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Internal error. `code` is one of:
+         *     - `internal_error`: An unexpected fault in the service. Nothing about it is echoed; it is logged with the request id. Retry later; if it persists, report the `request_id` of the answer to the operator.
+         */
+        Error500: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Bad gateway. `code` is one of:
+         *     - `grpc_error`: The gateway failed to talk to the upstream model service. Retry later; report the request id if it persists.
+         *     - `upstream_grpc_error`: The remote inference node answered with an error. Retry later, or use another model; report the request id if it persists.
+         *     - `upstream_empty`: The model ran but gave no usable forecast for some series (for example a numeric failure); no credits were taken. Check the series (constant, too short, extreme values) or try another model.
+         */
+        Error502: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Unavailable. `code` is one of:
+         *     - `upstream_unavailable`: The model is not available now: its files are not downloaded, or the inference queue is full. Retry after `Retry-After` seconds, or use another model; an operator installs missing models with `npm run models`.
+         */
+        Error503: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                "retry-after": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+        /**
+         * @description Timeout. `code` is one of:
+         *     - `upstream_timeout`: The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken. Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
+         */
+        Error504: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponseBody"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id: the one sent in `x-request-id` when it is 1–128 of `A-Za-z0-9._:-`, else a new `req_…`. Quote it when you ask for help. */
+        RequestId: string;
+        /** @description Rate-limit points the caller may spend per window. */
+        RateLimitLimit: number;
+        /** @description Points left in the current window. */
+        RateLimitRemaining: number;
+        /** @description When the window resets (Unix time, seconds). */
+        RateLimitReset: number;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: number;
+        /** @description Where the redirect leads. */
+        Location: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2232,18 +1983,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Liveness check: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
                     };
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getSystemStatus: {
@@ -2255,15 +2014,37 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Service status: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "version": "0.1.0",
+                     *       "uptime_s": 3600,
+                     *       "database": {
+                     *         "kind": "sqlite",
+                     *         "reachable": true
+                     *       },
+                     *       "models": {
+                     *         "count": 12,
+                     *         "available": 9
+                     *       },
+                     *       "regions": [
+                     *         "local"
+                     *       ],
+                     *       "time": "2026-11-25T12:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SystemStatus"];
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getOpenApiDocument: {
@@ -2275,13 +2056,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description This OpenAPI document: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "TSFM forecasting service",
+                     *         "version": "0.1.0"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getApiSchema: {
@@ -2293,13 +2089,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description This OpenAPI document (alias): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "TSFM forecasting service",
+                     *         "version": "0.1.0"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getMetrics: {
@@ -2314,12 +2125,20 @@ export interface operations {
             /** @description Prometheus text format 0.0.4 */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    /**
+                     * @example # HELP tsfm_forecasts_total Forecasts served
+                     *     # TYPE tsfm_forecasts_total counter
+                     *     tsfm_forecasts_total{model="auto-ets"} 42
+                     */
+                    "text/plain": string;
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     registerUser: {
@@ -2331,46 +2150,35 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RegisterRequestInput"];
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "name": "Ada"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Create an account: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     loginUser: {
@@ -2382,46 +2190,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LoginRequestInput"];
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Sign in: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     logoutUser: {
@@ -2433,12 +2229,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Sign out: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "message": "Signed out"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
@@ -2446,42 +2252,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     forgotPassword: {
@@ -2493,13 +2268,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForgotPasswordRequestInput"];
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForgotPasswordRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Ask for a password reset link: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2510,24 +2294,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     resetPassword: {
@@ -2539,13 +2309,23 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ResetPasswordRequestInput"];
+                /**
+                 * @example {
+                 *       "token": "tsfr_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU",
+                 *       "password": "a new long passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetPasswordRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Set a new password: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2556,33 +2336,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     signOutEverywhere: {
@@ -2594,12 +2352,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Sign out everywhere: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "message": "Signed out everywhere: 3 sessions and 1 OAuth tokens revoked"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
@@ -2607,42 +2375,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     verifyEmail: {
@@ -2654,46 +2391,33 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VerifyEmailRequestInput"];
+                /**
+                 * @example {
+                 *       "token": "tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyEmailRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Confirm the e-mail address: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VerifyEmailResponse"];
                 };
             };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     resendVerificationEmail: {
@@ -2705,12 +2429,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Mail a new confirmation link: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "message": "A new confirmation link was sent"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
@@ -2718,56 +2452,18 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getVerifyEmailPage: {
         parameters: {
             query?: {
+                /** @example tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU */
                 token?: string;
             };
             header?: never;
@@ -2776,13 +2472,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An HTML page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     submitVerifyEmailPage: {
@@ -2794,19 +2499,42 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    token: string;
+                };
+                /**
+                 * @example {
+                 *       "token": "tsfv_Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGU"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An HTML page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getAccountMe: {
@@ -2818,51 +2546,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The signed-in account: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada",
+                     *       "role": "user",
+                     *       "email_verified": true,
+                     *       "created_at": "2026-11-02T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["AccountUser"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     deleteAccountMe: {
@@ -2874,12 +2585,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Delete the account: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "message": "Account and all its data deleted"
+                     *     }
+                     */
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
@@ -2887,42 +2608,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getPrivacySettings: {
@@ -2934,51 +2624,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Privacy settings: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "service_improvement_opt_in": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["PrivacySettings"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     postPrivacySettings: {
@@ -2990,55 +2658,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PrivacySettingsRequestInput"];
+                /**
+                 * @example {
+                 *       "service_improvement_opt_in": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PrivacySettingsRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Change privacy settings (POST alias): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PrivacySettings"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     patchPrivacySettings: {
@@ -3050,55 +2697,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PrivacySettingsRequestInput"];
+                /**
+                 * @example {
+                 *       "service_improvement_opt_in": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PrivacySettingsRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Change privacy settings: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PrivacySettings"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     listAccountKeys: {
@@ -3110,53 +2736,39 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description List API keys: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "id": "key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f",
+                     *           "label": "laptop",
+                     *           "prefix": "tsfm_AbC1",
+                     *           "created_at": "2026-11-02T09:31:00.000Z",
+                     *           "last_used_at": "2026-11-25T08:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         keys: components["schemas"]["ApiKey"][];
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     createAccountKey: {
@@ -3168,64 +2780,35 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateKeyRequestInput"];
+                /**
+                 * @example {
+                 *       "label": "laptop"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateKeyRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Create an API key: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     revokeAllAccountKeys: {
@@ -3237,51 +2820,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Revoke all API keys: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "revoked": 2
+                     *     }
+                     */
                     "application/json": components["schemas"]["RevokeAllKeysResponse"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     revokeAccountKey: {
@@ -3289,15 +2851,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f */
                 key_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Revoke an API key: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3307,51 +2874,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     submitContact: {
@@ -3363,37 +2891,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ContactRequestInput"];
+                /**
+                 * @example {
+                 *       "name": "Ada",
+                 *       "email": "ada@example.com",
+                 *       "message": "Can I run this on our own servers?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Send a message to the operator: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ContactResponse"];
                 };
             };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     sendInvites: {
@@ -3405,64 +2930,37 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SendInviteRequestInput"];
+                /**
+                 * @example {
+                 *       "emails": [
+                 *         "grace@example.com"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendInviteRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Invite people by e-mail: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SendInviteResponse"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     listOpenAiModels: {
@@ -3474,15 +2972,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description List models (OpenAI shape): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "auto-ets",
+                     *           "object": "model",
+                     *           "created": 1764000000,
+                     *           "owned_by": "tsfm"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OpenAiModelList"];
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getOpenAiModelById: {
@@ -3490,31 +3004,29 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Model id, e.g. auto-ets (from listModels). */
+                /**
+                 * @description Model id, e.g. auto-ets (from listModels).
+                 * @example auto-ets
+                 */
                 modelId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One model (OpenAI shape): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OpenAiModel"];
                 };
             };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     forecast: {
@@ -3526,118 +3038,64 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForecastRequestInput"];
+                /**
+                 * @example {
+                 *       "model": "auto-ets",
+                 *       "inputs": [
+                 *         {
+                 *           "target": [
+                 *             112,
+                 *             118,
+                 *             132,
+                 *             129,
+                 *             121,
+                 *             135,
+                 *             148,
+                 *             148,
+                 *             136,
+                 *             119,
+                 *             104,
+                 *             118
+                 *           ],
+                 *           "start": "1949-01-01"
+                 *         }
+                 *       ],
+                 *       "parameters": {
+                 *         "prediction_length": 6,
+                 *         "frequency": "MS"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForecastRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Forecast time series: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ForecastResponseBody"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
         };
     };
     forecastBatch: {
@@ -3649,118 +3107,97 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForecastBatchRequestInput"];
+                /**
+                 * @example {
+                 *       "requests": [
+                 *         {
+                 *           "model": "auto-ets",
+                 *           "inputs": [
+                 *             {
+                 *               "target": [
+                 *                 112,
+                 *                 118,
+                 *                 132,
+                 *                 129,
+                 *                 121,
+                 *                 135,
+                 *                 148,
+                 *                 148,
+                 *                 136,
+                 *                 119,
+                 *                 104,
+                 *                 118
+                 *               ],
+                 *               "start": "1949-01-01"
+                 *             }
+                 *           ],
+                 *           "parameters": {
+                 *             "prediction_length": 6,
+                 *             "frequency": "MS"
+                 *           }
+                 *         },
+                 *         {
+                 *           "model": "seasonal-naive",
+                 *           "inputs": [
+                 *             {
+                 *               "target": [
+                 *                 112,
+                 *                 118,
+                 *                 132,
+                 *                 129,
+                 *                 121,
+                 *                 135,
+                 *                 148,
+                 *                 148,
+                 *                 136,
+                 *                 119,
+                 *                 104,
+                 *                 118
+                 *               ],
+                 *               "start": "1949-01-01"
+                 *             }
+                 *           ],
+                 *           "parameters": {
+                 *             "prediction_length": 6,
+                 *             "frequency": "MS"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Forecast requests, at most 64. */
+                    requests: components["schemas"]["ForecastRequest"][];
+                };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Forecast a batch of requests: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ForecastBatchResponseBody"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
         };
     };
     forecastEnsemble: {
@@ -3772,118 +3209,81 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EnsembleForecastRequestInput"];
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "target": [
+                 *             112,
+                 *             118,
+                 *             132,
+                 *             129,
+                 *             121,
+                 *             135,
+                 *             148,
+                 *             148,
+                 *             136,
+                 *             119,
+                 *             104,
+                 *             118,
+                 *             115,
+                 *             126,
+                 *             141,
+                 *             135,
+                 *             125,
+                 *             149,
+                 *             170,
+                 *             170,
+                 *             158,
+                 *             133,
+                 *             114,
+                 *             140
+                 *           ],
+                 *           "start": "1949-01-01"
+                 *         }
+                 *       ],
+                 *       "parameters": {
+                 *         "prediction_length": 6,
+                 *         "frequency": "MS"
+                 *       },
+                 *       "models": [
+                 *         "auto-ets",
+                 *         "auto-arima",
+                 *         "seasonal-naive"
+                 *       ],
+                 *       "top_n": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["EnsembleForecastRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Ensemble forecast: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EnsembleForecastResponseBody"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
         };
     };
     listModels: {
@@ -3891,13 +3291,22 @@ export interface operations {
             query?: {
                 /** @description Text to find in id, name or description. */
                 q?: string;
-                /** @description e.g. forecast. */
+                /**
+                 * @description e.g. forecast.
+                 * @example forecast
+                 */
                 task?: string;
-                /** @description e.g. quantiles, samples, multivariate. */
+                /**
+                 * @description e.g. quantiles, samples, multivariate.
+                 * @example quantiles
+                 */
                 capability?: string;
                 /** @description e.g. ibm-granite. */
                 provider?: string;
-                /** @description Only models that can run now (true) or not (false). */
+                /**
+                 * @description Only models that can run now (true) or not (false).
+                 * @example true
+                 */
                 available?: boolean | ("true" | "false");
             };
             header?: never;
@@ -3906,24 +3315,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description List models: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ModelList"];
                 };
             };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getModelById: {
@@ -3931,31 +3334,29 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Model id, e.g. auto-ets (from listModels). */
+                /**
+                 * @description Model id, e.g. auto-ets (from listModels).
+                 * @example auto-ets
+                 */
                 modelId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Get a model: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CatalogModel"];
                 };
             };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     validateCredential: {
@@ -3967,54 +3368,48 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ValidateCredentialRequestInput"] | null;
+                /** @example {} */
+                "application/json": components["schemas"]["ValidateCredentialRequest"] | null;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Validate a credential: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "valid": true,
+                     *       "auth_type": "api_key",
+                     *       "user": "usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b",
+                     *       "key": "key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ValidateCredentialResponse"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getUsageSummary: {
         parameters: {
             query?: {
-                /** @description ISO 8601, inclusive */
+                /**
+                 * @description ISO 8601, inclusive
+                 * @example 2026-11-01T00:00:00Z
+                 */
                 start?: string | null;
-                /** @description ISO 8601, exclusive */
+                /**
+                 * @description ISO 8601, exclusive
+                 * @example 2026-12-01T00:00:00Z
+                 */
                 end?: string | null;
             };
             header?: never;
@@ -4023,51 +3418,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Usage summary: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UsageSummary"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getBillingSummary: {
@@ -4079,51 +3447,46 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Billing summary: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "free_credits": {
+                     *         "granted": 10000,
+                     *         "used": 1250,
+                     *         "remaining": 8750
+                     *       },
+                     *       "billing_active": false,
+                     *       "provider": "local",
+                     *       "credit_price_nano_usd": 1000000,
+                     *       "metered": {
+                     *         "period_start": "2026-11-01T00:00:00.000Z",
+                     *         "period_end": "2026-12-01T00:00:00.000Z",
+                     *         "credits": 0,
+                     *         "cost_nano_usd": 0
+                     *       },
+                     *       "rate_limit": {
+                     *         "requests_per_minute": 600,
+                     *         "scope": "account"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["BillingSummary"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getOAuthAuthorizationServerMetadata: {
@@ -4135,15 +3498,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OAuth server metadata: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "issuer": "http://127.0.0.1:8000",
+                     *       "authorization_endpoint": "http://127.0.0.1:8000/oauth/authorize",
+                     *       "token_endpoint": "http://127.0.0.1:8000/oauth/token",
+                     *       "registration_endpoint": "http://127.0.0.1:8000/oauth/register",
+                     *       "revocation_endpoint": "http://127.0.0.1:8000/oauth/revoke",
+                     *       "response_types_supported": [
+                     *         "code"
+                     *       ],
+                     *       "response_modes_supported": [
+                     *         "query"
+                     *       ],
+                     *       "grant_types_supported": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "code_challenge_methods_supported": [
+                     *         "S256"
+                     *       ],
+                     *       "token_endpoint_auth_methods_supported": [
+                     *         "none",
+                     *         "client_secret_post",
+                     *         "client_secret_basic"
+                     *       ],
+                     *       "revocation_endpoint_auth_methods_supported": [
+                     *         "none",
+                     *         "client_secret_post",
+                     *         "client_secret_basic"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OAuthAuthorizationServerMetadata"];
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getMcpProtectedResourceMetadata: {
@@ -4155,15 +3556,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description MCP resource metadata: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "resource": "http://127.0.0.1:8000/mcp",
+                     *       "authorization_servers": [
+                     *         "http://127.0.0.1:8000"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "TSFM forecasting service (MCP)"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     getRootProtectedResourceMetadata: {
@@ -4175,15 +3594,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description MCP resource metadata (root path): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "resource": "http://127.0.0.1:8000/mcp",
+                     *       "authorization_servers": [
+                     *         "http://127.0.0.1:8000"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "TSFM forecasting service (MCP)"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
                 };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     registerOAuthClient: {
@@ -4195,20 +3632,40 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RegisterClientRequestInput"];
+                /**
+                 * @example {
+                 *       "client_name": "My MCP client",
+                 *       "redirect_uris": [
+                 *         "http://127.0.0.1:33418/callback"
+                 *       ],
+                 *       "token_endpoint_auth_method": "none",
+                 *       "grant_types": [
+                 *         "authorization_code",
+                 *         "refresh_token"
+                 *       ],
+                 *       "response_types": [
+                 *         "code"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterClientRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Register an OAuth client: done. The body is described below. */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RegisterClientResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Bad request: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4217,7 +3674,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Unsupported media type: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4226,7 +3683,8 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            422: components["responses"]["Error422"];
+            /** @description Too many requests: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4235,17 +3693,25 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
+            500: components["responses"]["Error500"];
         };
     };
     getOAuthAuthorize: {
         parameters: {
             query?: {
+                /** @example code */
                 response_type?: string;
+                /** @example mcp_client_0193b1f0 */
                 client_id?: string;
+                /** @example http://127.0.0.1:33418/callback */
                 redirect_uri?: string;
+                /** @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM */
                 code_challenge?: string;
+                /** @example S256 */
                 code_challenge_method?: string;
+                /** @example mcp */
                 scope?: string;
+                /** @example af0ifjsldkj */
                 state?: string;
                 resource?: string;
             };
@@ -4255,13 +3721,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An HTML page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     postOAuthAuthorize: {
@@ -4273,17 +3748,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Body_postOAuthAuthorizeInput"];
+                /**
+                 * @example {
+                 *       "client_id": "mcp_client_0193b1f0",
+                 *       "redirect_uri": "http://127.0.0.1:33418/callback",
+                 *       "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                 *       "code_challenge_method": "S256",
+                 *       "scope": "mcp",
+                 *       "state": "af0ifjsldkj",
+                 *       "action": "approve"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["Body_postOAuthAuthorize"];
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
+            /** @description To the client’s redirect URI: with `code` and `state` when approved, with `error=access_denied` when denied. */
+            303: {
                 headers: {
+                    location: components["headers"]["Location"];
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     createOAuthToken: {
@@ -4295,20 +3787,43 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Body_createOAuthTokenInput"];
+                /**
+                 * @example {
+                 *       "grant_type": "authorization_code",
+                 *       "client_id": "mcp_client_0193b1f0",
+                 *       "code": "tsfc_SplxlOBeZQQYbYS6WxSbIA",
+                 *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                 *       "redirect_uri": "http://127.0.0.1:33418/callback"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["Body_createOAuthToken"];
+                /**
+                 * @example {
+                 *       "grant_type": "authorization_code",
+                 *       "client_id": "mcp_client_0193b1f0",
+                 *       "code": "tsfc_SplxlOBeZQQYbYS6WxSbIA",
+                 *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                 *       "redirect_uri": "http://127.0.0.1:33418/callback"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Body_createOAuthToken"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Get an OAuth token: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthTokenResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Bad request: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4317,7 +3832,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Unauthorized: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4326,7 +3841,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Unsupported media type: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4335,7 +3850,8 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            422: components["responses"]["Error422"];
+            /** @description Too many requests: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4344,6 +3860,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
+            500: components["responses"]["Error500"];
         };
     };
     revokeOAuthToken: {
@@ -4355,20 +3872,39 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Body_revokeOAuthTokenInput"];
+                /**
+                 * @example {
+                 *       "token": "tsfo_45ghiukldjahdnhzdauz",
+                 *       "token_type_hint": "refresh_token",
+                 *       "client_id": "mcp_client_0193b1f0"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["Body_revokeOAuthToken"];
+                /**
+                 * @example {
+                 *       "token": "tsfo_45ghiukldjahdnhzdauz",
+                 *       "token_type_hint": "refresh_token",
+                 *       "client_id": "mcp_client_0193b1f0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Body_revokeOAuthToken"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Revoke an OAuth token: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description Default Response */
+            /** @description Bad request: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4377,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Unauthorized: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4386,7 +3922,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            /** @description Unsupported media type: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4395,7 +3931,8 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
-            /** @description Default Response */
+            422: components["responses"]["Error422"];
+            /** @description Too many requests: the body says what went wrong (on OAuth routes, an RFC 6749 error object with `error` and `error_description`). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4404,6 +3941,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorResponse"];
                 };
             };
+            500: components["responses"]["Error500"];
         };
     };
     postMcp: {
@@ -4413,21 +3951,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "listModels",
+                 *         "arguments": {
+                 *           "task": "forecast"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
         responses: {
-            /** @description Default Response */
+            /** @description MCP endpoint: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     startOAuth: {
         parameters: {
             query: {
+                /** @example github */
                 provider: string;
+                /** @example /app */
                 next?: string;
             };
             header?: never;
@@ -4436,48 +4003,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            404: {
+            /** @description To the provider’s sign-in page (with state and PKCE challenge); the state cookie is set. */
+            302: {
                 headers: {
+                    location: components["headers"]["Location"];
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
+                content?: never;
             };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     completeOAuthCallback: {
         parameters: {
             query?: {
+                /** @example a1b2c3 */
                 code?: string | null;
+                /** @example af0ifjsldkj */
                 state?: string | null;
                 error?: string | null;
             };
             header?: never;
             path: {
+                /** @example github */
                 provider: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
+            /** @description Signed in: to `next` (a path on this site), with the session cookie set. Failed: to /login?oauth_error=<code>. */
+            302: {
                 headers: {
+                    location: components["headers"]["Location"];
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     listOAuthIdentities: {
@@ -4489,51 +4058,35 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Linked sign-in providers: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "identities": [],
+                     *       "providers": [
+                     *         {
+                     *           "name": "github",
+                     *           "label": "GitHub"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OAuthIdentityList"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     unlinkOAuthIdentity: {
@@ -4541,15 +4094,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example github */
                 provider: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Unlink a sign-in provider: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4559,68 +4117,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     listUsageEvents: {
         parameters: {
             query?: {
+                /** @example 100 */
                 limit?: number;
+                /** @example 0 */
                 offset?: number;
-                /** @description ISO 8601, inclusive */
+                /**
+                 * @description ISO 8601, inclusive
+                 * @example 2026-11-01T00:00:00Z
+                 */
                 start?: string | null;
                 /** @description ISO 8601, exclusive */
                 end?: string | null;
@@ -4631,51 +4147,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description List usage events: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UsageEventList"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     deleteUsageEvents: {
@@ -4687,53 +4176,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Delete usage history: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deleted": 128
+                     *     }
+                     */
                     "application/json": {
                         deleted: number;
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getPaymentsBillingProfile: {
@@ -4745,51 +4212,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Payments profile: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "provider": "local",
+                     *       "billing_active": false,
+                     *       "customer_id": null,
+                     *       "subscription_id": null,
+                     *       "billing_changed_at": null,
+                     *       "available_actions": [
+                     *         "checkout"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentsBillingProfile"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     createPaymentsBillingSession: {
@@ -4801,73 +4253,38 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PaymentsBillingSessionRequestInput"];
+                /**
+                 * @example {
+                 *       "action": "checkout",
+                 *       "success_url": "http://127.0.0.1:8000/app/billing?ok=1",
+                 *       "cancel_url": "http://127.0.0.1:8000/app/billing"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentsBillingSessionRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Open a checkout or portal session: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentsBillingSession"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
         };
     };
     getBillingCosts: {
@@ -4879,55 +4296,36 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BillingCostsRequestInput"];
+                /**
+                 * @example {
+                 *       "requestIds": [
+                 *         "req_5f0c6a1e2b3d4c5e6f708192a3b4c5d6"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BillingCostsRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Cost of past requests: done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BillingCostsResponse"];
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getLocalBillingPage: {
@@ -4935,20 +4333,27 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example checkout */
                 kind: "checkout" | "portal";
+                /** @example tsfl_Q2hhbmdlIG1lOiB0aGlz */
                 token: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An HTML page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     submitLocalBillingPage: {
@@ -4956,33 +4361,57 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example checkout */
                 kind: "checkout" | "portal";
+                /** @example tsfl_Q2hhbmdlIG1lOiB0aGlz */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": {
+                /**
+                 * @example {
+                 *       "decision": "confirm"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
                     /** @enum {string} */
                     decision: "confirm" | "cancel";
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An HTML page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the success or cancel URL of the session, when it has one (else a page saying what was done). */
+            303: {
+                headers: {
+                    location: components["headers"]["Location"];
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            500: components["responses"]["Error500"];
         };
     };
     adminFindAccounts: {
         parameters: {
             query: {
+                /** @example example.com */
                 q: string;
+                /** @example 20 */
                 limit?: number;
             };
             header?: never;
@@ -4991,9 +4420,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Find accounts (admin): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5002,57 +4435,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     adminListAdjustments: {
         parameters: {
             query?: {
+                /** @example usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b */
                 target_user_id?: string | null;
+                /** @example 50 */
                 limit?: number;
                 offset?: number;
             };
@@ -5062,9 +4458,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description List credit adjustments (admin): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5075,51 +4475,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     adminGrantCredits: {
@@ -5131,13 +4492,25 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GrantCreditsRequestInput"];
+                /**
+                 * @example {
+                 *       "target_user_id": "usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b",
+                 *       "amount": 5000,
+                 *       "reason": "Pilot customer",
+                 *       "idempotency_key": "grant-2026-11-pilot"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GrantCreditsRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Grant credits (admin): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5147,69 +4520,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     adminResetUsage: {
@@ -5221,13 +4540,26 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ResetUsageRequestInput"];
+                /**
+                 * @example {
+                 *       "target_user_id": "usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b",
+                 *       "reason": "Double-charged by a client bug",
+                 *       "start": "2026-11-20T00:00:00Z",
+                 *       "end": "2026-11-21T00:00:00Z",
+                 *       "idempotency_key": "reset-2026-11-20"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetUsageRequest"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Reset usage (admin): done. The body is described below. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5239,69 +4571,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
-            /** @description Default Response */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseBody"];
-                };
-            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
 }
