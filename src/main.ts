@@ -48,7 +48,8 @@ async function main(): Promise<void> {
     [
       `TSFM is running on ${base}`,
       `  app and playground  ${base}/`,
-      `  API reference       ${base}/openapi.json`,
+      `  API reference       ${base}/docs  (errors: ${base}/docs/errors, which model: ${base}/docs/models)`,
+      `  OpenAPI document    ${base}/openapi.json`,
       `  MCP endpoint        ${base}/mcp`,
       `  health              ${base}/healthz`,
       'Next: register and create an API key (README, "Walk-through"), or open the app in a browser.',

@@ -15,6 +15,7 @@ import { registerOperations } from './http/operations.ts';
 import type { ZApp } from './http/types.ts';
 import { operations } from './operations.ts';
 import { registerWebRoutes } from './web/routes.ts';
+import { registerDocsRoutes } from './docs/routes.ts';
 
 /** Every feature's routes and every declared operation, in one place (the composition layer, above http/). */
 export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
@@ -32,4 +33,5 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerBillingRoutes(app, deps);
   registerAdminRoutes(app, deps);
   await registerWebRoutes(app, deps);
+  await registerDocsRoutes(app, deps);
 }

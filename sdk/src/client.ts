@@ -5,12 +5,12 @@ import { errorFromResponse, parseRetryAfter, TsfmError } from './errors.ts';
 import type { components, paths } from './schema.ts';
 
 type Schemas = components['schemas'];
-export type ForecastRequest = Schemas['ForecastRequestInput'];
-export type ForecastInput = Schemas['ForecastInputInput'];
-export type ForecastParameters = Schemas['ForecastParametersInput'];
+export type ForecastRequest = Schemas['ForecastRequest'];
+export type ForecastInput = Schemas['ForecastInput'];
+export type ForecastParameters = Schemas['ForecastParameters'];
 export type ForecastResponse = Schemas['ForecastResponseBody'];
 export type Prediction = Schemas['Prediction'];
-export type EnsembleRequest = Schemas['EnsembleForecastRequestInput'];
+export type EnsembleRequest = Schemas['EnsembleForecastRequest'];
 export type EnsembleResponse = Schemas['EnsembleForecastResponseBody'];
 export type BatchItem = Schemas['ForecastBatchItemBody'];
 export type CatalogModel = Schemas['CatalogModel'];

@@ -1228,7 +1228,7 @@ export interface components {
         };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
-            inputs: components["schemas"]["Forecast"][];
+            inputs: components["schemas"]["ForecastInput"][];
             /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
             /** @description Candidate model ids (default: every available model but the baselines). */
@@ -1255,7 +1255,7 @@ export interface components {
             scoring_metric?: "smape" | "mase" | "crps";
             /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
         };
         EnsembleForecastResponseBody: {
@@ -1306,7 +1306,28 @@ export interface components {
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
         };
-        Forecast: {
+        ForecastBatchItemBody: {
+            ok: boolean;
+            result: components["schemas"]["ForecastResponseBody"] | null;
+            error: components["schemas"]["ForecastBatchItemError"] | null;
+        };
+        ForecastBatchItemError: {
+            error: string;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+            status: number;
+            detail?: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            }[];
+        };
+        ForecastBatchResponseBody: {
+            object: string;
+            data: components["schemas"]["ForecastBatchItemBody"][];
+        };
+        ForecastInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
@@ -1325,31 +1346,10 @@ export interface components {
             } | null;
             /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
             /** @description Alias of metadata.item_id. */
             item_id?: string | number | null;
-        };
-        ForecastBatchItemBody: {
-            ok: boolean;
-            result: components["schemas"]["ForecastResponseBody"] | null;
-            error: components["schemas"]["ForecastBatchItemError"] | null;
-        };
-        ForecastBatchItemError: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-            status: number;
-            detail?: {
-                [key: string]: unknown;
-            }[];
-        };
-        ForecastBatchResponseBody: {
-            object: string;
-            data: components["schemas"]["ForecastBatchItemBody"][];
         };
         ForecastParameters: {
             /**
@@ -1378,12 +1378,12 @@ export interface components {
             /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
             model: string;
             /** @description One entry per series. */
-            inputs: components["schemas"]["Forecast"][];
+            inputs: components["schemas"]["ForecastInput"][];
             /** @description Horizon, frequency, quantile levels, samples. */
             parameters?: components["schemas"]["ForecastParameters"] | null;
             /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
         };
         ForecastResponseBody: {
@@ -1402,7 +1402,7 @@ export interface components {
             usage: components["schemas"]["Usage"];
             latency_ms: number | null;
             metadata: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
         };
         ForgotPasswordRequest: {
@@ -1421,13 +1421,17 @@ export interface components {
                 loc: (string | number)[];
                 msg: string;
                 type: string;
-                input?: unknown;
+                input?: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
                 ctx?: {
-                    [key: string]: unknown;
+                    [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
                 };
             }[];
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
+        };
+        /** @description A JSON object with any members. */
+        JsonObject: {
+            [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
         };
         JsonRpcMessage: {
             /**
@@ -1441,7 +1445,7 @@ export interface components {
             method: string;
             /** @description The method’s parameters (tools/call: `name` and `arguments`). */
             params?: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             };
         };
         LoginRequest: {
@@ -1521,16 +1525,16 @@ export interface components {
                 title: string;
                 version: string;
             } & {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             };
             /** @description Every operation, by path and method. */
             paths: {
                 [key: string]: {
-                    [key: string]: unknown;
+                    [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
                 };
             };
         } & {
-            [key: string]: unknown;
+            [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
         };
         PaymentsBillingProfile: {
             /** @enum {string} */
@@ -1562,7 +1566,7 @@ export interface components {
             samples: number[][][] | null;
             timestamps: string[] | null;
             metadata: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
         };
         PrivacySettings: {

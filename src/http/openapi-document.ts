@@ -201,6 +201,57 @@ function rewriteRefs(value: unknown, from: string, to: string): void {
   }
 }
 
+/**
+ * Any JSON value, spelled out: what `{}` (zod's `unknown`) means inside a JSON body, typed for
+ * client generators. The recursion goes through JsonObject only (openapi-typescript cannot emit a
+ * self-referencing union or array alias); arrays nest two deep in the type (the server takes any depth up to its limits).
+ */
+function jsonValue(arrayDepth = 2): Json {
+  const scalars = [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }, ref('schemas', 'JsonObject')];
+  return { anyOf: arrayDepth > 0 ? [...scalars, { type: 'array', items: jsonValue(arrayDepth - 1) }] : scalars };
+}
+const JSON_OBJECT = { type: 'object', description: 'A JSON object with any members.', additionalProperties: jsonValue() };
+
+const SUBSCHEMA_KEYS = new Set(['additionalProperties', 'items', 'schema']);
+const SUBSCHEMA_LISTS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+
+/** Empty schemas (free-form values) become "any JSON value" spelled out, so no generated client types a body field as `unknown`. Examples are left alone. */
+function typeFreeFormValues(value: unknown): boolean {
+  const JSON_VALUE = () => jsonValue();
+  let used = false;
+  const isEmpty = (v: unknown) => isRecord(v) && Object.keys(v).length === 0;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isRecord(node)) return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'example' || k === 'examples') continue;
+      if (SUBSCHEMA_KEYS.has(k) && isEmpty(v)) {
+        node[k] = JSON_VALUE();
+        used = true;
+      } else if (k === 'properties' && isRecord(v)) {
+        for (const [name, p] of Object.entries(v)) {
+          if (isEmpty(p)) {
+            v[name] = JSON_VALUE();
+            used = true;
+          } else if (isRecord(p) && Object.keys(p).every((key) => key === 'description') && Object.keys(p).length > 0) {
+            v[name] = { ...p, ...JSON_VALUE() };
+            used = true;
+          } else visit(p);
+        }
+      } else if (SUBSCHEMA_LISTS.has(k) && Array.isArray(v)) {
+        v.forEach((item, i) => {
+          if (isEmpty(item)) {
+            v[i] = JSON_VALUE();
+            used = true;
+          } else visit(item);
+        });
+      } else visit(v);
+    }
+  };
+  visit(value);
+  return used;
+}
+
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** zod writes ±(2^53−1) as the bounds of every `.int()`: noise to readers and generators; JSON numbers have no such bound. */
@@ -219,16 +270,15 @@ function dropSafeIntegerBounds(value: unknown): void {
  * goes; where they differ (defaults make fields optional in a request), both stay. Then every
  * component no operation reaches is dropped.
  */
-function mergeInputSchemas(doc: Json): void {
+function mergeInputSchemas(doc: Json, variants: ReadonlySet<string>): void {
   const components = doc.components as Json;
   const schemas = components.schemas as Json;
   let changed = true;
   while (changed) {
     changed = false;
     for (const name of Object.keys(schemas)) {
-      if (!name.endsWith('Input')) continue;
       const base = name.slice(0, -'Input'.length);
-      if (!(base in schemas)) continue;
+      if (!variants.has(name) || !(base in schemas)) continue;
       const from = `#/components/schemas/${name}`;
       const to = `#/components/schemas/${base}`;
       const candidate = structuredClone(schemas[name]);
@@ -241,7 +291,13 @@ function mergeInputSchemas(doc: Json): void {
   }
 }
 
-function pruneComponents(doc: Json): void {
+/** The request variants fastify-type-provider-zod made (`XInput` beside `X`), told apart from ids that merely end in "Input" (`ForecastInput`). */
+function inputVariants(doc: Json): Set<string> {
+  const schemas = (doc.components as Json).schemas as Json;
+  return new Set(Object.keys(schemas).filter((n) => n.endsWith('Input') && n.slice(0, -'Input'.length) in schemas));
+}
+
+function pruneComponents(doc: Json, variants: ReadonlySet<string>): void {
   const components = doc.components as Json;
   const reachable = new Set<string>();
   let frontier = refsIn({ paths: doc.paths }, new Set());
@@ -265,7 +321,7 @@ function pruneComponents(doc: Json): void {
   const schemas = components.schemas as Json;
   for (const name of Object.keys(schemas)) {
     const base = name.slice(0, -'Input'.length);
-    if (!name.endsWith('Input') || base in schemas) continue;
+    if (!variants.has(name) || base in schemas) continue;
     schemas[base] = schemas[name];
     delete schemas[name];
     rewriteRefs(doc, `#/components/schemas/${name}`, `#/components/schemas/${base}`);
@@ -293,7 +349,11 @@ export function finishDocument(doc: Json, routes: ReadonlyMap<string, RouteDoc>)
   components.headers = { ...(components.headers as Json | undefined), ...HEADERS };
   doc.components = components;
   dropSafeIntegerBounds(doc);
-  mergeInputSchemas(doc);
-  pruneComponents(doc);
+  const inPaths = typeFreeFormValues(doc.paths);
+  const inSchemas = typeFreeFormValues(components.schemas);
+  if (inPaths || inSchemas) (components.schemas as Json).JsonObject = JSON_OBJECT;
+  const variants = inputVariants(doc);
+  mergeInputSchemas(doc, variants);
+  pruneComponents(doc, variants);
   return doc;
 }

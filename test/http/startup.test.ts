@@ -46,6 +46,7 @@ describe('npm start', () => {
     assert.match(out, new RegExp(`TSFM is running on http://127\\.0\\.0\\.1:${port}`));
     assert.match(out, /\/mcp/);
     assert.match(out, /\/openapi\.json/);
+    assert.match(out, /API reference +http:\/\/127\.0\.0\.1:\d+\/docs/);
   });
 
   test('a busy port is one line that says what to do', async () => {
