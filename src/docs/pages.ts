@@ -15,9 +15,9 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Backticked words as code, the rest escaped. */
-const prose = (s: string) => escape(s).replace(/`([^`]+)`/g, '<code>$1</code>');
+const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.4rem .6rem;text-align:left;vertical-align:top}
@@ -26,9 +26,9 @@ th{background:#f6f8fa}code{background:#f6f8fa;padding:0 .2rem;border-radius:3px}
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)} — TSFM forecasting service</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/docs/assets/docs.css">
+<title>${escapeHtml(title)} — TSFM forecasting service</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/docs/assets/docs.css">
 </head><body><nav><a href="/docs">API reference</a><a href="/docs/errors">Error codes</a><a href="/docs/models">Which model</a><a href="/openapi.json">/openapi.json</a></nav>
-<h1>${escape(title)}</h1>
+<h1>${escapeHtml(title)}</h1>
 ${body}
 </body></html>`;
 }
@@ -128,7 +128,7 @@ export function readBenchFigures(root: string): BenchFigures {
             model: ett.model,
             rows: ett.evals.map(
               (e) =>
-                `<tr><td>${escape(e.dataset)}</td><td class="n">${e.mse.toFixed(4)}</td><td class="n">${e.mae.toFixed(4)}</td><td class="n">${Math.round((e.windows * 1) / e.seconds)}</td></tr>`,
+                `<tr><td>${escapeHtml(e.dataset)}</td><td class="n">${e.mse.toFixed(4)}</td><td class="n">${e.mae.toFixed(4)}</td><td class="n">${Math.round((e.windows * 1) / e.seconds)}</td></tr>`,
             ),
           }
         : null,
@@ -143,11 +143,11 @@ export function modelsPage(models: readonly ModelEntry[], bench: BenchFigures): 
     .sort((a, b) => (bench.m3[a.id]?.smape ?? Number.POSITIVE_INFINITY) - (bench.m3[b.id]?.smape ?? Number.POSITIVE_INFINITY))
     .map((m) => {
       const b = bench.m3[m.id];
-      return `<tr><td><code>${escape(m.id)}</code></td><td>${escape(m.kind)}</td><td>${prose(m.description)}</td><td class="n">${fmt(b?.smape, 2)}</td><td class="n">${fmt(b?.mase, 3)}</td><td class="n">${fmt(bench.speed[m.id], 0)}</td><td class="n">${m.latency_samples > 0 ? m.avg_latency_ms.toFixed(0) : '—'}</td><td>${m.available ? 'yes' : 'no'}</td></tr>`;
+      return `<tr><td><code>${escapeHtml(m.id)}</code></td><td>${escapeHtml(m.kind)}</td><td>${prose(m.description)}</td><td class="n">${fmt(b?.smape, 2)}</td><td class="n">${fmt(b?.mase, 3)}</td><td class="n">${fmt(bench.speed[m.id], 0)}</td><td class="n">${m.latency_samples > 0 ? m.avg_latency_ms.toFixed(0) : '—'}</td><td>${m.available ? 'yes' : 'no'}</td></tr>`;
     })
     .join('\n');
   const ett = bench.ett
-    ? `<h2>${escape(bench.ett.model)} on ETT (long-horizon benchmark)</h2>
+    ? `<h2>${escapeHtml(bench.ett.model)} on ETT (long-horizon benchmark)</h2>
 <p>Mean squared and absolute error on the standard ETT test windows (lower is better), measured by <code>npm run bench:ttm</code>; windows per second on this machine's pool.</p>
 <table><thead><tr><th>dataset</th><th>MSE</th><th>MAE</th><th>windows/s</th></tr></thead><tbody>${bench.ett.rows.join('')}</tbody></table>`
     : '';
@@ -156,8 +156,8 @@ export function modelsPage(models: readonly ModelEntry[], bench: BenchFigures): 
     `<p>As recorded on the M3 competition's ${bench.series ?? ''} series: <code>combo</code> is the most accurate statistical model but among the slowest;
 <code>theta</code> is nearly as accurate and far faster, a good default; <code>auto-ets</code> and <code>auto-arima</code> come next.
 <code>seasonal-naive</code> is the yardstick: a model that does worse on your data is not worth its price. When unsure, POST /v1/forecast/ensemble ranks candidates on your own series by backtest.</p>
-<p>Accuracy: sMAPE (%) and MASE on M3 (lower is better), from <code>npm run bench:m3</code>${bench.m3At ? ` (recorded ${escape(bench.m3At.slice(0, 10))})` : ''};
-speed: series per second on 1428 monthly series, 2 workers, from <code>npm run bench:speed</code>${bench.speedAt ? ` (recorded ${escape(bench.speedAt.slice(0, 10))})` : ''}.
+<p>Accuracy: sMAPE (%) and MASE on M3 (lower is better), from <code>npm run bench:m3</code>${bench.m3At ? ` (recorded ${escapeHtml(bench.m3At.slice(0, 10))})` : ''};
+speed: series per second on 1428 monthly series, 2 workers, from <code>npm run bench:speed</code>${bench.speedAt ? ` (recorded ${escapeHtml(bench.speedAt.slice(0, 10))})` : ''}.
 Latency: this server's measured average per call, once it has served some. A dash means not measured.</p>
 <table><thead><tr><th>model</th><th>kind</th><th>description</th><th>sMAPE</th><th>MASE</th><th>series/s</th><th>latency ms</th><th>available</th></tr></thead><tbody>
 ${rows}

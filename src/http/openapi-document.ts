@@ -221,7 +221,10 @@ function typeFreeFormValues(value: unknown): boolean {
   let used = false;
   const isEmpty = (v: unknown) => isRecord(v) && Object.keys(v).length === 0;
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
     if (!isRecord(node)) return;
     for (const [k, v] of Object.entries(node)) {
       if (k === 'example' || k === 'examples') continue;
