@@ -1987,7 +1987,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Liveness check: done. The body is described below. */
+            /** @description Success (liveness check). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2018,7 +2018,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Service status: done. The body is described below. */
+            /** @description Success (service status). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2060,7 +2060,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description This OpenAPI document: done. The body is described below. */
+            /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2093,7 +2093,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description This OpenAPI document (alias): done. The body is described below. */
+            /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2165,7 +2165,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Create an account: done. The body is described below. */
+            /** @description Success (create an account). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2204,7 +2204,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign in: done. The body is described below. */
+            /** @description Success (sign in). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2233,7 +2233,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Sign out: done. The body is described below. */
+            /** @description Success (sign out). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2281,7 +2281,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Ask for a password reset link: done. The body is described below. */
+            /** @description Success (ask for a password reset link). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2323,7 +2323,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Set a new password: done. The body is described below. */
+            /** @description Success (set a new password). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2356,7 +2356,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Sign out everywhere: done. The body is described below. */
+            /** @description Success (sign out everywhere). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2404,7 +2404,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Confirm the e-mail address: done. The body is described below. */
+            /** @description Success (confirm the e-mail address). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2433,7 +2433,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Mail a new confirmation link: done. The body is described below. */
+            /** @description Success (mail a new confirmation link). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2550,7 +2550,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The signed-in account: done. The body is described below. */
+            /** @description Success (the signed-in account). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2589,7 +2589,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Delete the account: done. The body is described below. */
+            /** @description Success (delete the account). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2628,7 +2628,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Privacy settings: done. The body is described below. */
+            /** @description Success (privacy settings). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2671,7 +2671,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Change privacy settings (POST alias): done. The body is described below. */
+            /** @description Success (change privacy settings (POST alias)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2710,7 +2710,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Change privacy settings: done. The body is described below. */
+            /** @description Success (change privacy settings). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2740,7 +2740,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description List API keys: done. The body is described below. */
+            /** @description Success (list API keys). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2793,7 +2793,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Create an API key: done. The body is described below. */
+            /** @description Success (create an API key). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2824,7 +2824,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoke all API keys: done. The body is described below. */
+            /** @description Success (revoke all API keys). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2862,7 +2862,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Revoke an API key: done. The body is described below. */
+            /** @description Success (revoke an API key). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2906,7 +2906,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Send a message to the operator: done. The body is described below. */
+            /** @description Success (send a message to the operator). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2945,7 +2945,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Invite people by e-mail: done. The body is described below. */
+            /** @description Success (invite people by e-mail). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2976,7 +2976,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description List models (OpenAI shape): done. The body is described below. */
+            /** @description Success (list models (OpenAI shape)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3018,7 +3018,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One model (OpenAI shape): done. The body is described below. */
+            /** @description Success (one model (OpenAI shape)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3074,7 +3074,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Forecast time series: done. The body is described below. */
+            /** @description Success (forecast time series). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3176,7 +3176,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Forecast a batch of requests: done. The body is described below. */
+            /** @description Success (forecast a batch of requests). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3262,7 +3262,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Ensemble forecast: done. The body is described below. */
+            /** @description Success (ensemble forecast). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3319,7 +3319,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description List models: done. The body is described below. */
+            /** @description Success (list models). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3348,7 +3348,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Get a model: done. The body is described below. */
+            /** @description Success (get a model). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3377,7 +3377,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Validate a credential: done. The body is described below. */
+            /** @description Success (validate a credential). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3422,7 +3422,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Usage summary: done. The body is described below. */
+            /** @description Success (usage summary). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3451,7 +3451,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Billing summary: done. The body is described below. */
+            /** @description Success (billing summary). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3502,7 +3502,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OAuth server metadata: done. The body is described below. */
+            /** @description Success (oAuth server metadata). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3560,7 +3560,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description MCP resource metadata: done. The body is described below. */
+            /** @description Success (mCP resource metadata). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3598,7 +3598,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description MCP resource metadata (root path): done. The body is described below. */
+            /** @description Success (mCP resource metadata (root path)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3656,7 +3656,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Register an OAuth client: done. The body is described below. */
+            /** @description Success (register an OAuth client). */
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3814,7 +3814,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Get an OAuth token: done. The body is described below. */
+            /** @description Success (get an OAuth token). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3895,7 +3895,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Revoke an OAuth token: done. The body is described below. */
+            /** @description Success (revoke an OAuth token). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3974,7 +3974,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description MCP endpoint: done. The body is described below. */
+            /** @description Success (mCP endpoint). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4062,7 +4062,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Linked sign-in providers: done. The body is described below. */
+            /** @description Success (linked sign-in providers). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4105,7 +4105,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Unlink a sign-in provider: done. The body is described below. */
+            /** @description Success (unlink a sign-in provider). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4151,7 +4151,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description List usage events: done. The body is described below. */
+            /** @description Success (list usage events). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4180,7 +4180,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Delete usage history: done. The body is described below. */
+            /** @description Success (delete usage history). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4216,7 +4216,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Payments profile: done. The body is described below. */
+            /** @description Success (payments profile). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4268,7 +4268,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Open a checkout or portal session: done. The body is described below. */
+            /** @description Success (open a checkout or portal session). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4311,7 +4311,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Cost of past requests: done. The body is described below. */
+            /** @description Success (cost of past requests). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4424,7 +4424,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Find accounts (admin): done. The body is described below. */
+            /** @description Success (find accounts (admin)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4462,7 +4462,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description List credit adjustments (admin): done. The body is described below. */
+            /** @description Success (list credit adjustments (admin)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4508,7 +4508,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Grant credits (admin): done. The body is described below. */
+            /** @description Success (grant credits (admin)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4557,7 +4557,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Reset usage (admin): done. The body is described below. */
+            /** @description Success (reset usage (admin)). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

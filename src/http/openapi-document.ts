@@ -101,7 +101,7 @@ function isServiceError(response: Json): boolean {
   return r === '#/components/schemas/ErrorResponseBody' || r === '#/components/schemas/HTTPValidationError';
 }
 
-function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Set<number>): void {
+function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Set<number>, schemas: Json): void {
   const auth = route?.auth ?? 'public';
   if (!route?.hasSecurity) {
     op.security = auth === 'public' ? [] : auth === 'optional' ? [{ bearer: [] }, {}] : [{ bearer: [] }];
@@ -139,7 +139,7 @@ function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Se
       value.description = `${REASONS[code]}: the body says what went wrong (on OAuth routes, an RFC 6749 error object with \`error\` and \`error_description\`).`;
     }
     if (code >= 200 && code < 300) {
-      if (!value.description || value.description === 'Default Response') value.description = successDescription(op, value);
+      if (!value.description || value.description === 'Default Response') value.description = successDescription(op, value, schemas);
       const headers: Json = isRecord(value.headers) ? value.headers : {};
       headers['x-request-id'] = ref('headers', 'RequestId');
       if (route?.rateLimited) Object.assign(headers, rateLimitHeaders());
@@ -150,13 +150,17 @@ function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Se
   applyExample(op, responses, route?.example);
 }
 
-/** A success response's description: the schema's own words when it has them, else the operation's summary. */
-function successDescription(op: Json, response: Json): string {
+/** A success response's description: the schema's own words (or its named component's) when it has them, else the operation's summary. */
+function successDescription(op: Json, response: Json, schemas: Json): string {
   const content = isRecord(response.content) ? Object.values(response.content)[0] : undefined;
-  const schema = isRecord(content) && isRecord(content.schema) ? content.schema : undefined;
+  let schema = isRecord(content) && isRecord(content.schema) ? content.schema : undefined;
+  if (schema && typeof schema.description !== 'string' && typeof schema.$ref === 'string') {
+    const named = schemas[schema.$ref.split('/').pop() ?? ''];
+    if (isRecord(named)) schema = named;
+  }
   if (schema && typeof schema.description === 'string') return schema.description;
   const summary = typeof op.summary === 'string' ? op.summary : 'The operation';
-  return `${summary}: done. The body is described below.`;
+  return `Success (${summary.charAt(0).toLowerCase()}${summary.slice(1)}).`;
 }
 
 function applyExample(op: Json, responses: Json, example: OperationExample | undefined): void {
@@ -342,7 +346,7 @@ export function finishDocument(doc: Json, routes: ReadonlyMap<string, RouteDoc>)
     for (const op of Object.values(item)) {
       if (!isRecord(op)) continue;
       const route = typeof op.operationId === 'string' ? routes.get(op.operationId) : undefined;
-      finishOperation(op, route, usedStatuses);
+      finishOperation(op, route, usedStatuses, ((doc.components as Json | undefined)?.schemas ?? {}) as Json);
       for (const t of Array.isArray(op.tags) ? op.tags : []) tagsUsed.add(String(t));
     }
   }
