@@ -18,6 +18,7 @@ import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
+import { createFetcher } from './outbound/fetcher.ts';
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
@@ -32,6 +33,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     metrics,
   );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
+  const fetcher = overrides.fetcher ?? createFetcher(config.outbound);
   const stops: Array<() => void> = [];
   const deps: Deps = {
     engine,
@@ -49,8 +51,10 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     payments,
     rateLimiter,
     metrics,
+    fetcher,
     async close() {
       for (const stop of stops) stop();
+      await fetcher.close();
       await rateLimiter.close();
       await engine.close();
       await database.close();
