@@ -528,6 +528,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/series/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a table into forecast inputs
+         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url.
+         */
+        post: operations["ingestSeries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -1471,6 +1491,81 @@ export interface components {
             }[];
             recent: components["schemas"]["UsageEventInput"][];
         };
+        SeriesIngestRequestInput: {
+            /**
+             * @description Format of the data; auto looks at the first characters and the delimiter.
+             * @default auto
+             * @enum {string}
+             */
+            format?: "auto" | "csv" | "tsv" | "json";
+            /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+            time_column?: string | null;
+            /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+            value_column?: string | null;
+            /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+            id_column?: string | null;
+            /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+            frequency?: string | null;
+            /**
+             * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+             * @default error
+             * @enum {string}
+             */
+            duplicates?: "error" | "first" | "last" | "mean";
+            /**
+             * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+             * @default null
+             * @enum {string}
+             */
+            gaps?: "null" | "error";
+            /** @description The data pasted as text: CSV, TSV or JSON (an array of records, or an object of columns). */
+            text?: string | null;
+            /** @description An https URL to fetch the data from (private and loopback addresses are refused). */
+            url?: string | null;
+        };
+        SeriesIngestResponseInput: {
+            /** @constant */
+            object: "series.ingest";
+            /** @enum {string} */
+            format: "csv" | "tsv" | "json";
+            /** @description Data rows read. */
+            rows: number;
+            columns: {
+                time: string;
+                /** @description One entry in long format; several in wide format (one series per column). */
+                value: string[];
+                id: string | null;
+                ignored: string[];
+            };
+            /** @description Detected (or given) pandas frequency code; null when the timestamps are irregular. */
+            frequency: string | null;
+            /** @description The forecast input shape: pass as `inputs` of POST /v1/forecast. */
+            inputs: components["schemas"]["ForecastInputInput"][];
+            series: {
+                unique_id: string;
+                start: string;
+                end: string;
+                /** @description Steps, gaps included. */
+                length: number;
+                /** @description Steps with a value. */
+                observed: number;
+                /** @description Steps added as null for gaps, plus empty values. */
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            gaps: {
+                unique_id: string;
+                after: string;
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            duplicates: {
+                unique_id: string;
+                time: string;
+                rows: number[];
+            }[];
+            warnings: string[];
+        };
         OAuthIdentityInput: {
             provider: string;
             email: string | null;
@@ -2146,6 +2241,81 @@ export interface components {
                 cost_nano_usd: number;
             }[];
             recent: components["schemas"]["UsageEvent"][];
+        };
+        SeriesIngestRequest: {
+            /**
+             * @description Format of the data; auto looks at the first characters and the delimiter.
+             * @default auto
+             * @enum {string}
+             */
+            format: "auto" | "csv" | "tsv" | "json";
+            /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+            time_column?: string | null;
+            /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+            value_column?: string | null;
+            /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+            id_column?: string | null;
+            /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+            frequency?: string | null;
+            /**
+             * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+             * @default error
+             * @enum {string}
+             */
+            duplicates: "error" | "first" | "last" | "mean";
+            /**
+             * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+             * @default null
+             * @enum {string}
+             */
+            gaps: "null" | "error";
+            /** @description The data pasted as text: CSV, TSV or JSON (an array of records, or an object of columns). */
+            text?: string | null;
+            /** @description An https URL to fetch the data from (private and loopback addresses are refused). */
+            url?: string | null;
+        };
+        SeriesIngestResponse: {
+            /** @constant */
+            object: "series.ingest";
+            /** @enum {string} */
+            format: "csv" | "tsv" | "json";
+            /** @description Data rows read. */
+            rows: number;
+            columns: {
+                time: string;
+                /** @description One entry in long format; several in wide format (one series per column). */
+                value: string[];
+                id: string | null;
+                ignored: string[];
+            };
+            /** @description Detected (or given) pandas frequency code; null when the timestamps are irregular. */
+            frequency: string | null;
+            /** @description The forecast input shape: pass as `inputs` of POST /v1/forecast. */
+            inputs: components["schemas"]["ForecastInput"][];
+            series: {
+                unique_id: string;
+                start: string;
+                end: string;
+                /** @description Steps, gaps included. */
+                length: number;
+                /** @description Steps with a value. */
+                observed: number;
+                /** @description Steps added as null for gaps, plus empty values. */
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            gaps: {
+                unique_id: string;
+                after: string;
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            duplicates: {
+                unique_id: string;
+                time: string;
+                rows: number[];
+            }[];
+            warnings: string[];
         };
         OAuthIdentity: {
             provider: string;
@@ -4117,6 +4287,102 @@ export interface operations {
             };
             /** @description Default Response */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    ingestSeries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeriesIngestRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesIngestResponse"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
