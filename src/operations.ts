@@ -6,6 +6,7 @@ import { keyOperations } from './keys/operations.ts';
 import type { Operation } from './shared/operation.ts';
 import { usageOperations } from './usage/operations.ts';
 import { seriesOperations } from './series/operations.ts';
+import { scheduleOperations } from './schedules/operations.ts';
 
 /**
  * Every operation declared once (each feature's operations.ts). REST registers each as a route,
@@ -19,4 +20,5 @@ export const operations: readonly Operation[] = [
   ...usageOperations,
   ...billingOperations,
   ...seriesOperations,
+  ...scheduleOperations,
 ];

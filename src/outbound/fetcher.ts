@@ -44,6 +44,8 @@ export interface OutboundRequest {
   maxBytes?: number;
   /** Content types accepted (prefix match); others are refused before the body is read. */
   accept?: readonly string[];
+  /** The body is not wanted (a webhook's answer): at most `maxBytes` of it are read, the rest is dropped, never an error. */
+  discardBody?: boolean;
 }
 
 export interface Fetcher {
@@ -148,6 +150,10 @@ export function createFetcher(config: OutboundConfig, resolver: Resolver = syste
           throw new OutboundError('failed', `${url.host} answered with content type '${type.slice(0, 100)}'; expected ${req.accept.join(', ')}`);
         }
         const declared = Number(res.headers['content-length']);
+        if (req.discardBody) {
+          await res.body.dump({ limit: maxBytes }).catch(() => {});
+          return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), url: url.toString() };
+        }
         if (Number.isFinite(declared) && declared > maxBytes) {
           await res.body.dump().catch(() => {});
           throw new OutboundError('too_large', `${url.host} sent ${declared} bytes; at most ${maxBytes} are accepted`);
