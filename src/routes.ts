@@ -16,6 +16,7 @@ import type { ZApp } from './http/types.ts';
 import { operations } from './operations.ts';
 import { registerWebRoutes } from './web/routes.ts';
 import { registerDocsRoutes } from './docs/routes.ts';
+import { registerSeriesRoutes } from './series/routes.ts';
 
 /** Every feature's routes and every declared operation, in one place (the composition layer, above http/). */
 export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
@@ -25,6 +26,7 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerKeyRoutes(app, deps);
   registerContactRoutes(app, deps);
   registerCatalogRoutes(app, deps);
+  registerSeriesRoutes(app, deps);
   registerOperations(app, deps, operations);
   registerOAuthRoutes(app, deps);
   registerMcpRoutes(app, deps);

@@ -628,6 +628,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/series/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a table into forecast inputs
+         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url.
+         */
+        post: operations["ingestSeries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your schedules
+         * @description All schedules of your account, oldest first, active and paused.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Schedule a recurring forecast
+         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point.
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description One schedule of your account (404 for an unknown id or another account’s).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Deletes a schedule and its run history; no further runs happen.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays.
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
+    "/v1/schedules/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a schedule
+         * @description Stops future runs until resumed (a run already under way finishes).
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a schedule
+         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active).
+         */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run history of a schedule
+         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id.
+         */
+        get: operations["listScheduleRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -1632,6 +1764,142 @@ export interface components {
             ok: true;
             revoked: number;
         };
+        Schedule: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            };
+            ingest: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ScheduleCreated: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            };
+            ingest: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description The webhook signing secret (whsec_…), shown this once: verify each delivery with it. */
+            secret: string;
+        };
+        ScheduleCreateRequest: {
+            /** @description A label for you, e.g. "daily sales". */
+            name: string;
+            /** @description Model id from listModels, e.g. auto-ets. */
+            model: string;
+            /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+            cron_expression: string;
+            /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+            source_url: string;
+            /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+            callback_url: string;
+            /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+            ingest?: {
+                /**
+                 * @description Format of the data; auto looks at the first characters and the delimiter.
+                 * @default auto
+                 * @enum {string}
+                 */
+                format?: "auto" | "csv" | "tsv" | "json";
+                /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                time_column?: string | null;
+                /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                value_column?: string | null;
+                /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                id_column?: string | null;
+                /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                frequency?: string | null;
+                /**
+                 * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                 * @default error
+                 * @enum {string}
+                 */
+                duplicates?: "error" | "first" | "last" | "mean";
+                /**
+                 * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                 * @default null
+                 * @enum {string}
+                 */
+                gaps?: "null" | "error";
+            } | null;
+        };
+        ScheduleDeleted: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            /** @constant */
+            deleted: true;
+        };
+        ScheduleList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Schedule"][];
+        };
+        ScheduleRun: {
+            id: string;
+            /** @constant */
+            object: "schedule.run";
+            schedule_id: string;
+            scheduled_for: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "retrying" | "succeeded" | "failed" | "skipped";
+            attempts: number;
+            /** @description The webhook-id header of every delivery of this run (the same on re-delivery). */
+            webhook_id: string;
+            /** @description Credits the forecast cost (null before it ran). */
+            credits: number | null;
+            /** @description HTTP status of the callback's last answer. */
+            response_status: number | null;
+            error: string | null;
+            /** @description When a retrying run is tried again. */
+            next_attempt_at: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ScheduleRunList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["ScheduleRun"][];
+        };
         SendInviteRequest: {
             emails: string[];
         };
@@ -1642,6 +1910,81 @@ export interface components {
                 ref: string;
                 created_at: string;
             }[];
+        };
+        SeriesIngestRequest: {
+            /**
+             * @description Format of the data; auto looks at the first characters and the delimiter.
+             * @default auto
+             * @enum {string}
+             */
+            format?: "auto" | "csv" | "tsv" | "json";
+            /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+            time_column?: string | null;
+            /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+            value_column?: string | null;
+            /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+            id_column?: string | null;
+            /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+            frequency?: string | null;
+            /**
+             * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+             * @default error
+             * @enum {string}
+             */
+            duplicates?: "error" | "first" | "last" | "mean";
+            /**
+             * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+             * @default null
+             * @enum {string}
+             */
+            gaps?: "null" | "error";
+            /** @description The data pasted as text: CSV, TSV or JSON (an array of records, or an object of columns). */
+            text?: string | null;
+            /** @description An https URL to fetch the data from (private and loopback addresses are refused). */
+            url?: string | null;
+        };
+        SeriesIngestResponse: {
+            /** @constant */
+            object: "series.ingest";
+            /** @enum {string} */
+            format: "csv" | "tsv" | "json";
+            /** @description Data rows read. */
+            rows: number;
+            columns: {
+                time: string;
+                /** @description One entry in long format; several in wide format (one series per column). */
+                value: string[];
+                id: string | null;
+                ignored: string[];
+            };
+            /** @description Detected (or given) pandas frequency code; null when the timestamps are irregular. */
+            frequency: string | null;
+            /** @description The forecast input shape: pass as `inputs` of POST /v1/forecast. */
+            inputs: components["schemas"]["ForecastInput"][];
+            series: {
+                unique_id: string;
+                start: string;
+                end: string;
+                /** @description Steps, gaps included. */
+                length: number;
+                /** @description Steps with a value. */
+                observed: number;
+                /** @description Steps added as null for gaps, plus empty values. */
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            gaps: {
+                unique_id: string;
+                after: string;
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            duplicates: {
+                unique_id: string;
+                time: string;
+                rows: number[];
+            }[];
+            warnings: string[];
         };
         SessionResponse: {
             token: string;
@@ -1676,7 +2019,7 @@ export interface components {
             created_at: string;
             model: string;
             /** @enum {string} */
-            source: "api" | "batch" | "ensemble" | "mcp" | "playground";
+            source: "api" | "batch" | "ensemble" | "mcp" | "playground" | "schedule";
             /** @enum {string} */
             credential_kind: "session" | "api_key" | "oauth";
             /** @description The API key id when the call used an API key */
@@ -3488,6 +3831,421 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    ingestSeries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "unique_id,ds,y\na,2024-01-01,3\na,2024-01-02,4\nb,2024-01-01,7\nb,2024-01-02,9"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SeriesIngestRequest"];
+            };
+        };
+        responses: {
+            /** @description Success (turn a table into forecast inputs). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesIngestResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (list your schedules). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "sch_0193a1b2c3d4e5f60718293a4b5c6d7e",
+                     *           "object": "schedule",
+                     *           "name": "daily sales",
+                     *           "model": "auto-ets",
+                     *           "cron_expression": "0 6 * * *",
+                     *           "parameters": {
+                     *             "prediction_length": 7
+                     *           },
+                     *           "source_url": "https://data.example.com/sales.csv",
+                     *           "callback_url": "https://hooks.example.com/tsfm",
+                     *           "ingest": {},
+                     *           "status": "active",
+                     *           "paused_reason": null,
+                     *           "consecutive_failures": 0,
+                     *           "next_run_at": "2026-11-26T06:00:00.000Z",
+                     *           "last_run_at": "2026-11-25T06:00:00.000Z",
+                     *           "created_at": "2026-11-20T10:00:00.000Z",
+                     *           "updated_at": "2026-11-20T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "daily sales",
+                 *       "model": "auto-ets",
+                 *       "cron_expression": "0 6 * * *",
+                 *       "parameters": {
+                 *         "prediction_length": 7
+                 *       },
+                 *       "source_url": "https://data.example.com/sales.csv",
+                 *       "callback_url": "https://hooks.example.com/tsfm"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScheduleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success (schedule a recurring forecast). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleCreated"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (get a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (delete a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDeleted"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cron_expression": "0 7 * * 1-5"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A label for you, e.g. "daily sales". */
+                    name?: string;
+                    /** @description Model id from listModels, e.g. auto-ets. */
+                    model?: string;
+                    /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+                    cron_expression?: string;
+                    /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+                    parameters?: components["schemas"]["ForecastParameters"] | null;
+                    /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+                    source_url?: string;
+                    /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+                    callback_url?: string;
+                    /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+                    ingest?: {
+                        /**
+                         * @description Format of the data; auto looks at the first characters and the delimiter.
+                         * @default auto
+                         * @enum {string}
+                         */
+                        format?: "auto" | "csv" | "tsv" | "json";
+                        /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                        time_column?: string | null;
+                        /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                        value_column?: string | null;
+                        /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                        id_column?: string | null;
+                        /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                        frequency?: string | null;
+                        /**
+                         * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                         * @default error
+                         * @enum {string}
+                         */
+                        duplicates?: "error" | "first" | "last" | "mean";
+                        /**
+                         * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                         * @default null
+                         * @enum {string}
+                         */
+                        gaps?: "null" | "error";
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success (change a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (pause a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (resume a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listScheduleRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schedule id (sch_…).
+                 * @example sch_0193a1b2c3d4e5f60718293a4b5c6d7e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (run history of a schedule). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunList"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];

@@ -21,6 +21,7 @@ export interface RouteDoc {
 /** Every tag an operation may carry, with what it groups (an unknown tag fails test/http/openapi-lint.test.ts). */
 export const TAGS: Record<string, string> = {
   forecasting: 'Forecasts: one request, a batch, or an ensemble of models ranked by backtest. These spend credits.',
+  schedules: 'Recurring forecasts: fetch a source on a cron schedule, forecast it, and POST the result to a signed webhook.',
   models: 'The model catalog: ids, kinds, limits, prices and measured speed; also in the OpenAI-style /v1/models shape.',
   auth: 'Sign-up, sign-in, sessions, e-mail confirmation, password reset, and checking a credential.',
   account: 'The signed-in account: profile, privacy settings, deletion, invitations, linked sign-in providers.',

@@ -49,7 +49,12 @@ test('every example is accepted by the route’s own schemas', () => {
       const parts = ['body', 'querystring', 'params'].map((p) => s[p] as z.ZodObject | undefined).filter((p): p is z.ZodObject => p !== undefined);
       // No input schema: a body documented only (config.openapiBody, e.g. /mcp's JSON-RPC), which the route parses itself.
       for (const part of parts) {
-        const input = s.body === part ? request : Object.fromEntries(Object.entries(request as Json).filter(([k]) => k in part.shape));
+        // One example for the whole call: path/query parameters by name, the body the rest.
+        const params = (s.params ?? s.querystring) as z.ZodObject | undefined;
+        const input =
+          s.body === part
+            ? Object.fromEntries(Object.entries(request as Json).filter(([k]) => !(params && k in params.shape)))
+            : Object.fromEntries(Object.entries(request as Json).filter(([k]) => k in part.shape));
         const r = part.safeParse(input);
         if (!r.success) bad.push(`${key}: request example: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       }
