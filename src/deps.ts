@@ -18,6 +18,7 @@ import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
+import { startIdempotencySweeper } from './idempotency/operation.ts';
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
@@ -70,6 +71,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
       }).stop,
     );
     stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
+    stops.push(startIdempotencySweeper({ database, clock }, log('idempotency key sweep')).stop);
   }
   return deps;
 }

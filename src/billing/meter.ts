@@ -56,10 +56,10 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
       let done = false;
       return {
         async commit(outcome) {
-          if (done) return;
+          if (done) return undefined;
           done = true;
           try {
-            await groups.settle({
+            return await groups.settle({
               hold: row,
               settlement: {
                 principal: req.principal,

@@ -378,6 +378,6 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
     await hold.release(describe(err));
     throw err;
   }
-  await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+  call.receipt?.add(await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage }));
   return out.response;
 }

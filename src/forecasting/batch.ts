@@ -49,7 +49,7 @@ export async function runBatch<T = ForecastResponse>(
       if ('error' in p) return { ok: false, result: null, error: p.error };
       const itemId = `${call.requestId}:${k}`;
       try {
-        const result = await runPlanned(ctx, principal, p.plan, { requestId: itemId, source: call.source }, finish);
+        const result = await runPlanned(ctx, principal, p.plan, { ...call, requestId: itemId }, finish);
         return { ok: true, result, error: null };
       } catch (err) {
         return { ok: false, result: null, error: reportError(err, itemId) };

@@ -1,4 +1,7 @@
 import type { Principal } from '../accounts/credentials.ts';
+import type { Charge } from '../shared/receipt.ts';
+
+export type { Charge, Receipt } from '../shared/receipt.ts';
 
 /**
  * The one metering hook every forecast goes through (HTTP, batch items, ensemble, MCP, playground).
@@ -30,7 +33,7 @@ export interface Hold {
    * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
    * candidate failed); the difference is released.
    */
-  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<void>;
+  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<Charge | void>;
   /** Inference failed: give the reservation back; nothing is charged. */
   release(reason: string): Promise<void>;
 }
@@ -45,6 +48,6 @@ export interface Meter {
 export const unmeteredMeter: Meter = {
   async checkModelAccess() {},
   async hold() {
-    return { async commit() {}, async release() {} };
+    return { commit: async () => undefined, async release() {} };
   },
 };
