@@ -966,7 +966,7 @@ export interface components {
         ErrorResponseBodyInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1313,7 +1313,7 @@ export interface components {
         ForecastBatchItemErrorInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1638,7 +1638,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1989,7 +1989,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -3520,7 +3520,10 @@ export interface operations {
     forecast: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3533,6 +3536,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3585,6 +3596,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3599,7 +3619,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */
@@ -3643,7 +3663,10 @@ export interface operations {
     forecastBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3656,6 +3679,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3708,6 +3739,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3722,7 +3762,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */
@@ -3766,7 +3806,10 @@ export interface operations {
     forecastEnsemble: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3779,6 +3822,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3831,6 +3882,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3845,7 +3905,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */

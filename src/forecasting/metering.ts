@@ -33,7 +33,7 @@ export interface Hold {
    * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
    * candidate failed); the difference is released.
    */
-  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<Charge | void>;
+  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<Charge | undefined>;
   /** Inference failed: give the reservation back; nothing is charged. */
   release(reason: string): Promise<void>;
 }

@@ -18,7 +18,7 @@ export class Receipt {
   costNanoUsd = 0;
   creditsRemaining: number | null = null;
   replayed = false;
-  add(c: Charge | void): void {
+  add(c: Charge | undefined): void {
     if (!c) return;
     this.credits += c.credits;
     this.costNanoUsd += c.costNanoUsd;

@@ -255,7 +255,7 @@ describe(`Idempotency over MCP with the SDK client (${DB_KIND})`, () => {
   test('idempotency_key: the repeat returns the first result, charged once; cost in _meta; a malformed key is refused', async () => {
     const tools = await client.listTools();
     const fc = tools.tools.find((x) => x.name === 'forecast');
-    assert.ok((fc?.inputSchema.properties as Record<string, unknown>).idempotency_key, 'the argument is advertised');
+    assert.ok((fc?.inputSchema.properties as Record<string, unknown> | undefined)?.idempotency_key, 'the argument is advertised');
     const args = { ...ONE_CREDIT, idempotency_key: 'mcp-1' };
     const a = await client.callTool({ name: 'forecast', arguments: args });
     assert.equal(a.isError, undefined, JSON.stringify(a.content));
