@@ -378,6 +378,7 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
     await hold.release(describe(err));
     throw err;
   }
-  call.receipt?.add(await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage }));
+  const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+  call.receipt?.add(charge);
   return out.response;
 }

@@ -200,7 +200,9 @@ export async function runPlanned<T>(
   try {
     const response = await executePrepared(ctx, prepared, signal, principal.user.id);
     const answer = await finish(response);
-    call.receipt?.add(await hold.commit({ latencyMs: response.latency_ms ?? 0 }));
+    // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
+    const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });
+    call.receipt?.add(charge);
     return answer;
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');
