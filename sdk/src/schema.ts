@@ -408,6 +408,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/forecast/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a forecast without running it
+         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.
+         */
+        post: operations["quoteForecast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/forecast/ensemble": {
         parameters: {
             query?: never;
@@ -1407,6 +1427,52 @@ export interface components {
             ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
         };
+        ForecastQuoteRequestInput: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation?: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusalInput: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuoteInput: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["UsageInput"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            }[] | null;
+        };
         UsageEventInput: {
             id: string;
             request_id: string;
@@ -2082,6 +2148,52 @@ export interface components {
             ranked_results: components["schemas"]["EnsembleModelResultBody"][];
             ensemble_result: components["schemas"]["ForecastResponseBody"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
+        };
+        ForecastQuoteRequest: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusal: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuote: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["Usage"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            }[] | null;
         };
         UsageEvent: {
             id: string;
@@ -3794,6 +3906,66 @@ export interface operations {
             };
             /** @description Default Response */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    quoteForecast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForecastQuoteRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForecastQuote"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,7 @@ import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { createLedgerGroups } from './group-commit.ts';
-import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
+import { billingRequired, getBillingAccount, planPayment, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
   database: Database;
@@ -43,6 +43,12 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
   return {
     async checkModelAccess(principal, model) {
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
+    },
+    async preview(principal, credits) {
+      const acct = await getBillingAccount(ctx.database.db, principal.user.id);
+      const available = acct?.balance ?? 0;
+      const plan = planPayment(available, acct?.billing_active ?? false, credits);
+      return plan ? { ...plan, available, refusal: null } : { free: 0, metered: 0, available, refusal: billingRequired(credits, available) };
     },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);

@@ -43,6 +43,19 @@ export interface Meter {
   checkModelAccess(principal: Principal, model: string): Promise<void>;
   /** Reserves the credits with a guarded update, or throws AppError('billing_required'). */
   hold(req: ChargeRequest): Promise<Hold>;
+  /**
+   * What a hold of `credits` would take now, by the same payment rule, without reserving anything
+   * (quotes): the free and metered parts, the prepaid balance, or the refusal the hold would throw.
+   */
+  preview?(principal: Principal, credits: number): Promise<PaymentPreview>;
+}
+
+export interface PaymentPreview {
+  free: number;
+  metered: number;
+  /** Prepaid credits on the account now. */
+  available: number;
+  refusal: Error | null;
 }
 
 export const unmeteredMeter: Meter = {

@@ -6,6 +6,7 @@ import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, Forec
 import { planForecast, runForecast, runPlanned } from './service.ts';
 import { serialiseJson, type JsonChunks } from '../shared/json.ts';
 import { idempotent } from '../idempotency/operation.ts';
+import { ForecastQuote, ForecastQuoteRequest, quoteCall, quoteSummary, type ForecastQuoteT } from './quote.ts';
 
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
@@ -85,4 +86,22 @@ export const forecastOperations = [
       },
     }),
   ),
+  defineOperation({
+    id: 'quoteForecast',
+    method: 'POST',
+    path: '/v1/forecast/quote',
+    tags: ['forecasting'],
+    summary: 'Price a forecast without running it',
+    description:
+      'Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) ' +
+      'and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.',
+    input: ForecastQuoteRequest,
+    output: ForecastQuote,
+    auth: ANY_CREDENTIAL,
+    errors: AUTH_ERRORS,
+    spendsCredits: false,
+    mcpExample: '{"operation":"forecast","request":{"model":"auto-ets","inputs":[{"target":[1,2,3,4,5,6]}],"parameters":{"prediction_length":3}}}',
+    run: ({ deps, caller, input }) => quoteCall(deps, principalOf(caller), input.operation, input.request),
+    summarize: (q) => quoteSummary(q as ForecastQuoteT),
+  }),
 ];

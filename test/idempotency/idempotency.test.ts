@@ -274,5 +274,10 @@ describe(`Idempotency over MCP with the SDK client (${DB_KIND})`, () => {
     const mismatch = await client.callTool({ name: 'forecast', arguments: { ...args, parameters: { prediction_length: 2 } } });
     assert.equal(mismatch.isError, true);
     assert.match(JSON.stringify(mismatch.content), /idempotency_mismatch/);
+    // The quote is a tool too: free, and it says what the call would cost.
+    const q = await client.callTool({ name: 'quoteForecast', arguments: { request: ONE_CREDIT } });
+    assert.equal(q.isError, undefined, JSON.stringify(q.content));
+    assert.equal((q.structuredContent as { credits: number }).credits, 1);
+    assert.equal((await booksOf(t, u.id)).debits, 1);
   });
 });
