@@ -9,7 +9,7 @@ export type { Charge, Receipt } from '../shared/receipt.ts';
  * see docs/forecasting.md), asks the meter to hold it, runs the model, then commits or releases.
  * The billing feature provides the real implementation; `unmeteredMeter` charges nothing.
  */
-export type UsageSource = 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground';
+export type UsageSource = 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground' | 'schedule';
 
 export interface Usage {
   input_tokens: number;
