@@ -508,6 +508,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/forecast/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a forecast without running it
+         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.
+         */
+        post: operations["quoteForecast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/forecast/ensemble": {
         parameters: {
             query?: never;
@@ -1433,7 +1453,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1446,7 +1466,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1505,6 +1525,45 @@ export interface components {
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
             top_p?: number | null;
+        };
+        ForecastQuote: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["Usage"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            }[] | null;
+        };
+        ForecastQuoteRequest: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation?: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            };
         };
         ForecastRequest: {
             /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
@@ -1710,6 +1769,13 @@ export interface components {
         QuantilePrediction: {
             level: number;
             values: number[][];
+        };
+        QuoteRefusal: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
         };
         RegisterClientRequest: {
             client_name?: string;
@@ -2177,6 +2243,7 @@ export interface components {
         /**
          * @description Conflict. `code` is one of:
          *     - `conflict`: The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before). Read the message; fetch the current state and retry with a request that fits it.
+         *     - `idempotency_in_progress`: A request with the same Idempotency-Key is still running; this repeat waited for it (IDEMPOTENCY_WAIT_MS) and it has not finished. Retry the same request with the same key a little later: you then get the stored answer, and are not charged twice.
          */
         Error409: {
             headers: {
@@ -2217,6 +2284,7 @@ export interface components {
         /**
          * @description Validation error. `code` is one of:
          *     - `request_rejected`: The request was understood but refused by a rule of the service. Read the message for the rule, and change the request accordingly.
+         *     - `idempotency_mismatch`: The Idempotency-Key was used before with a different request body. Use a new key for a new request; reuse a key only to repeat exactly the same request.
          *     - `validation_error`: The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name. Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).
          */
         Error422: {
@@ -3379,7 +3447,10 @@ export interface operations {
     forecast: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3420,6 +3491,14 @@ export interface operations {
             /** @description Success (forecast time series). */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -3435,9 +3514,23 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
-            422: components["responses"]["Error422"];
+            /**
+             * @description Validation error. `code` is one of:
+             *     - `request_rejected`: The request was understood but refused by a rule of the service. Read the message for the rule, and change the request accordingly.
+             *     - `idempotency_mismatch`: The Idempotency-Key was used before with a different request body. Use a new key for a new request; reuse a key only to repeat exactly the same request.
+             *     - `validation_error`: The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name. Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
@@ -3448,7 +3541,10 @@ export interface operations {
     forecastBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3522,6 +3618,14 @@ export interface operations {
             /** @description Success (forecast a batch of requests). */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -3537,9 +3641,23 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
-            422: components["responses"]["Error422"];
+            /**
+             * @description Validation error. `code` is one of:
+             *     - `request_rejected`: The request was understood but refused by a rule of the service. Read the message for the rule, and change the request accordingly.
+             *     - `idempotency_mismatch`: The Idempotency-Key was used before with a different request body. Use a new key for a new request; reuse a key only to repeat exactly the same request.
+             *     - `validation_error`: The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name. Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
@@ -3547,10 +3665,70 @@ export interface operations {
             504: components["responses"]["Error504"];
         };
     };
-    forecastEnsemble: {
+    quoteForecast: {
         parameters: {
             query?: never;
             header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operation": "forecast",
+                 *       "request": {
+                 *         "model": "auto-ets",
+                 *         "inputs": [
+                 *           {
+                 *             "target": [
+                 *               1,
+                 *               2,
+                 *               3,
+                 *               4,
+                 *               5,
+                 *               6
+                 *             ]
+                 *           }
+                 *         ],
+                 *         "parameters": {
+                 *           "prediction_length": 3
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForecastQuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description Success (price a forecast without running it). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForecastQuote"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    forecastEnsemble: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3608,6 +3786,14 @@ export interface operations {
             /** @description Success (ensemble forecast). */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -3623,9 +3809,23 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
-            422: components["responses"]["Error422"];
+            /**
+             * @description Validation error. `code` is one of:
+             *     - `request_rejected`: The request was understood but refused by a rule of the service. Read the message for the rule, and change the request accordingly.
+             *     - `idempotency_mismatch`: The Idempotency-Key was used before with a different request body. Use a new key for a new request; reuse a key only to repeat exactly the same request.
+             *     - `validation_error`: The body, query or path does not match the operation’s schema; `detail[]` names each field (`loc`), what is wrong (`msg`, `type`) and often a close valid name. Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
+                };
+            };
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];

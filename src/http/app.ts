@@ -21,6 +21,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     routeSchemas: Map<string, unknown>;
   }
+  interface FastifyContextConfig {
+    /** Headers of the route's 200 answer, as OpenAPI header schemas (the cost headers of credit-spending operations). */
+    responseHeaders?: Record<string, { type: string; description: string }>;
+  }
 }
 
 const API_DESCRIPTION = [

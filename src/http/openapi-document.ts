@@ -102,6 +102,15 @@ function isServiceError(response: Json): boolean {
   return r === '#/components/schemas/ErrorResponseBody' || r === '#/components/schemas/HTTPValidationError';
 }
 
+/** A body that is one of the service's error shapes, whichever (an idempotent operation's 422). */
+function isServiceErrorUnion(response: Json): boolean {
+  const content = isRecord(response.content) ? response.content : {};
+  const schema = isRecord(content['application/json']) ? (content['application/json'] as Json).schema : undefined;
+  const options = isRecord(schema) && Array.isArray(schema.anyOf) ? schema.anyOf : [];
+  const service = ['#/components/schemas/ErrorResponseBody', '#/components/schemas/HTTPValidationError'];
+  return options.length > 0 && options.every((o) => isRecord(o) && service.includes(String(o.$ref)));
+}
+
 function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Set<number>, schemas: Json): void {
   const auth = route?.auth ?? 'public';
   if (!route?.hasSecurity) {
@@ -137,7 +146,9 @@ function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Se
         usedStatuses.add(code);
         continue;
       }
-      value.description = `${REASONS[code]}: the body says what went wrong (on OAuth routes, an RFC 6749 error object with \`error\` and \`error_description\`).`;
+      value.description = isServiceErrorUnion(value)
+        ? statusDescription(code)
+        : `${REASONS[code]}: the body says what went wrong (on OAuth routes, an RFC 6749 error object with \`error\` and \`error_description\`).`;
     }
     if (code >= 200 && code < 300) {
       if (!value.description || value.description === 'Default Response') value.description = successDescription(op, value, schemas);

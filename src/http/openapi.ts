@@ -62,7 +62,12 @@ export function openApiTransforms(): { transform: SwaggerTransform; transformObj
       });
     }
     const body = config.openapiBody;
-    return jsonSchemaTransform(body ? { ...args, schema: { ...schema, body } } : args);
+    const out = jsonSchemaTransform(body ? { ...args, schema: { ...schema, body } } : args);
+    // The headers a route's 200 answer documents (`config.responseHeaders`: cost, idempotent replay).
+    const headers = config.responseHeaders;
+    const ok = (out.schema?.response as Record<string, Record<string, unknown>> | undefined)?.['200'];
+    if (headers && ok) ok.headers = headers;
+    return out;
   };
   const transformObject: SwaggerTransformObject = (args) => finishDocument(jsonSchemaTransformObject(args) as Record<string, unknown>, routes);
   return { transform, transformObject };

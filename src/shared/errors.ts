@@ -21,10 +21,12 @@ export const ERROR_STATUS = {
   model_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  idempotency_in_progress: 409,
   payload_too_large: 413,
   request_too_large: 413,
   unsupported_media_type: 415,
   request_rejected: 422,
+  idempotency_mismatch: 422,
   validation_error: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
@@ -98,6 +100,14 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
   conflict: {
     cause: 'The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before).',
     fix: 'Read the message; fetch the current state and retry with a request that fits it.',
+  },
+  idempotency_in_progress: {
+    cause: 'A request with the same Idempotency-Key is still running; this repeat waited for it (IDEMPOTENCY_WAIT_MS) and it has not finished.',
+    fix: 'Retry the same request with the same key a little later: you then get the stored answer, and are not charged twice.',
+  },
+  idempotency_mismatch: {
+    cause: 'The Idempotency-Key was used before with a different request body.',
+    fix: 'Use a new key for a new request; reuse a key only to repeat exactly the same request.',
   },
   payload_too_large: {
     cause: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES).',
