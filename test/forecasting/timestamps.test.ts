@@ -178,7 +178,7 @@ describe(`inputs[].timestamps over REST and MCP (${DB_KIND})`, () => {
     const m = (await mcp.callTool({
       name: 'forecast',
       arguments: { model: 'echo-last', inputs: [{ target: TARGET, timestamps: MONTHS }], parameters: { prediction_length: 1 } },
-    })) as { isError?: boolean; structuredContent: { outputs: { timestamps: string[] }[] } };
+    })) as unknown as { isError?: boolean; structuredContent: { outputs: { timestamps: string[] }[] } };
     assert.notEqual(m.isError, true);
     assert.deepEqual(m.structuredContent.outputs[0]?.timestamps, ['2024-05-01T00:00:00.000Z']);
     const tools = (await mcp.listTools()).tools;
