@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { freePort } from '../helpers/listen.ts';
@@ -105,5 +105,18 @@ describe('the README walk-through', { skip: process.platform === 'win32' ? 'need
     assert.doesNotMatch(stdout, /undefined/);
     const f = objectAt(stdout, '{"id":"fcst_');
     assert.equal(f.outputs[0].mean.length, 12);
+  });
+});
+
+describe('README links', () => {
+  test('every relative link points at a file inside the repository', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string).filter((u) => !/^(https?:|mailto:|#)/.test(u));
+    assert.ok(targets.length > 5);
+    for (const target of targets) {
+      const path = resolve(ROOT, target.split('#')[0] as string);
+      assert.ok(!relative(ROOT, path).startsWith('..'), `${target} leaves the repository`);
+      assert.ok(existsSync(path), `${target} does not exist`);
+    }
   });
 });
