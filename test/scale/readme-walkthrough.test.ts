@@ -52,7 +52,8 @@ describe('the README walk-through', { skip: process.platform === 'win32' ? 'need
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, [MAIN], {
       cwd: dir,
-      env: { ...process.env, DATA_DIR: join(dir, 'data'), PORT: String(port), LOG_LEVEL: 'silent', METRICS: 'off' },
+      // A generous inference timeout: this checks the README's commands, not speed on a loaded machine.
+      env: { ...process.env, DATA_DIR: join(dir, 'data'), PORT: String(port), LOG_LEVEL: 'silent', METRICS: 'off', INFERENCE_TIMEOUT_MS: '300000' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
