@@ -1,3 +1,4 @@
+import { analyticsOperations } from './analytics/operations.ts';
 import { billingOperations } from './billing/operations.ts';
 import { catalogOperations } from './catalog/operations.ts';
 import { ensembleOperations } from './ensemble/operations.ts';
@@ -13,6 +14,7 @@ import { usageOperations } from './usage/operations.ts';
 export const operations: readonly Operation[] = [
   ...forecastOperations,
   ...ensembleOperations,
+  ...analyticsOperations,
   ...catalogOperations,
   ...keyOperations,
   ...usageOperations,

@@ -13,6 +13,8 @@ export type Prediction = Schemas['Prediction'];
 export type EnsembleRequest = Schemas['EnsembleForecastRequestInput'];
 export type EnsembleResponse = Schemas['EnsembleForecastResponseBody'];
 export type BatchItem = Schemas['ForecastBatchItemBody'];
+export type CrossValidationRequest = Schemas['CrossValidationRequestInput'];
+export type CrossValidationResponse = Schemas['CrossValidationResponseBody'];
 export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
@@ -133,6 +135,11 @@ export class TsfmClient {
   /** An ensemble forecast (backtest-ranked blend of models). */
   async ensemble(request: EnsembleRequest, signal?: AbortSignal): Promise<EnsembleResponse> {
     return unwrap(await this.api.POST('/v1/forecast/ensemble', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** A rolling-origin cross-validation of one or more models (/v1/cross-validation). */
+  async crossValidate(request: CrossValidationRequest, signal?: AbortSignal): Promise<CrossValidationResponse> {
+    return unwrap(await this.api.POST('/v1/cross-validation', { body: request, ...(signal ? { signal } : {}) }));
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */

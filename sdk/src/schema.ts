@@ -428,6 +428,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cross-validation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cross-validate models (rolling-origin backtest)
+         * @description Rolling-origin backtest: n_windows forecasts of prediction_length steps per model, step_size apart, the last ending at the end of each series; returns each window's forecasts and actuals and sMAPE, MASE, WQL and interval coverage per model. Each window × model is billed as the forecast it runs. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["crossValidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -1157,63 +1177,6 @@ export interface components {
             regions: string[];
             time: string;
         };
-        BillingSummaryInput: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfileInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequestInput: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSessionInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequestInput: {
-            requestIds: string[];
-        };
-        BillingCostsResponseInput: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
         ForecastInputInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -1334,6 +1297,154 @@ export interface components {
         ForecastBatchResponseBodyInput: {
             object: string;
             data: components["schemas"]["ForecastBatchItemBodyInput"][];
+        };
+        AnalyticsInputInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        CrossValidationRequestInput: {
+            /** @description One entry per series, oldest first; null = missing. */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /** @description Model ids to backtest (1 to 8), e.g. ["auto-ets", "theta"]. */
+            models: string[];
+            /**
+             * @description Steps each window forecasts (default 12).
+             * @default 12
+             */
+            prediction_length?: number;
+            /**
+             * @description Rolling-origin windows (1 to 20, default 3); the last one ends at the end of each series.
+             * @default 3
+             */
+            n_windows?: number;
+            /** @description Steps between consecutive window cut-offs (default: prediction_length). */
+            step_size?: number | null;
+            /** @description Pandas frequency code (e.g. MS, h): timestamps and the season of models and MASE. */
+            frequency?: string | null;
+            /** @description Quantile levels forecast and scored (default [0.1, 0.5, 0.9]); pairs (q, 1−q) give the interval coverage. */
+            quantile_levels?: number[] | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        IntervalCoverageInput: {
+            /** @description Nominal coverage of the interval, e.g. 0.8 for the 0.1–0.9 quantiles. */
+            nominal: number;
+            lower_level: number;
+            upper_level: number;
+            /** @description Share of the held-out values inside the interval. */
+            observed: number | null;
+        };
+        CrossValidationMetricsInput: {
+            /** @description Symmetric MAPE in percent (0–200). */
+            smape: number | null;
+            /** @description Mean absolute scaled error (scale: in-sample seasonal naive of each window). */
+            mase: number | null;
+            /** @description Weighted quantile loss over the quantile levels (a discrete CRPS, scaled by the series). */
+            wql: number | null;
+            coverage: components["schemas"]["IntervalCoverageInput"][];
+        };
+        CrossValidationWindowInput: {
+            window: number;
+            /** @description Per input: observed steps before the window (the forecast origin). */
+            cutoffs: number[];
+            /** @description Per input: the held-out values, steps × variates. */
+            actuals: (number | null)[][][];
+        };
+        CrossValidationModelResultInput: {
+            model: string;
+            rank: number;
+            metrics: components["schemas"]["CrossValidationMetricsInput"];
+            windows: {
+                window: number;
+                metrics: components["schemas"]["CrossValidationMetricsInput"];
+                forecast: components["schemas"]["ForecastResponseBodyInput"];
+            }[];
+            credits: number;
+        };
+        CrossValidationResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "cross_validation";
+            created: number;
+            prediction_length: number;
+            n_windows: number;
+            step_size: number;
+            quantile_levels: number[];
+            windows: components["schemas"]["CrossValidationWindowInput"][];
+            /** @description One per model, best sMAPE first. */
+            results: components["schemas"]["CrossValidationModelResultInput"][];
+            usage: components["schemas"]["UsageInput"];
+            total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        BillingSummaryInput: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfileInput: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequestInput: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSessionInput: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequestInput: {
+            requestIds: string[];
+        };
+        BillingCostsResponseInput: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
         };
         EnsembleForecastRequestInput: {
             /** @description One entry per series. */
@@ -1833,63 +1944,6 @@ export interface components {
             regions: string[];
             time: string;
         };
-        BillingSummary: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfile: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequest: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSession: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequest: {
-            requestIds: string[];
-        };
-        BillingCostsResponse: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
         ForecastInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -2010,6 +2064,154 @@ export interface components {
         ForecastBatchResponseBody: {
             object: string;
             data: components["schemas"]["ForecastBatchItemBody"][];
+        };
+        AnalyticsInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        CrossValidationRequest: {
+            /** @description One entry per series, oldest first; null = missing. */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /** @description Model ids to backtest (1 to 8), e.g. ["auto-ets", "theta"]. */
+            models: string[];
+            /**
+             * @description Steps each window forecasts (default 12).
+             * @default 12
+             */
+            prediction_length: number;
+            /**
+             * @description Rolling-origin windows (1 to 20, default 3); the last one ends at the end of each series.
+             * @default 3
+             */
+            n_windows: number;
+            /** @description Steps between consecutive window cut-offs (default: prediction_length). */
+            step_size?: number | null;
+            /** @description Pandas frequency code (e.g. MS, h): timestamps and the season of models and MASE. */
+            frequency?: string | null;
+            /** @description Quantile levels forecast and scored (default [0.1, 0.5, 0.9]); pairs (q, 1−q) give the interval coverage. */
+            quantile_levels?: number[] | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        IntervalCoverage: {
+            /** @description Nominal coverage of the interval, e.g. 0.8 for the 0.1–0.9 quantiles. */
+            nominal: number;
+            lower_level: number;
+            upper_level: number;
+            /** @description Share of the held-out values inside the interval. */
+            observed: number | null;
+        };
+        CrossValidationMetrics: {
+            /** @description Symmetric MAPE in percent (0–200). */
+            smape: number | null;
+            /** @description Mean absolute scaled error (scale: in-sample seasonal naive of each window). */
+            mase: number | null;
+            /** @description Weighted quantile loss over the quantile levels (a discrete CRPS, scaled by the series). */
+            wql: number | null;
+            coverage: components["schemas"]["IntervalCoverage"][];
+        };
+        CrossValidationWindow: {
+            window: number;
+            /** @description Per input: observed steps before the window (the forecast origin). */
+            cutoffs: number[];
+            /** @description Per input: the held-out values, steps × variates. */
+            actuals: (number | null)[][][];
+        };
+        CrossValidationModelResult: {
+            model: string;
+            rank: number;
+            metrics: components["schemas"]["CrossValidationMetrics"];
+            windows: {
+                window: number;
+                metrics: components["schemas"]["CrossValidationMetrics"];
+                forecast: components["schemas"]["ForecastResponseBody"];
+            }[];
+            credits: number;
+        };
+        CrossValidationResponseBody: {
+            id: string;
+            /** @constant */
+            object: "cross_validation";
+            created: number;
+            prediction_length: number;
+            n_windows: number;
+            step_size: number;
+            quantile_levels: number[];
+            windows: components["schemas"]["CrossValidationWindow"][];
+            /** @description One per model, best sMAPE first. */
+            results: components["schemas"]["CrossValidationModelResult"][];
+            usage: components["schemas"]["Usage"];
+            total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        BillingSummary: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfile: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequest: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSession: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequest: {
+            requestIds: string[];
+        };
+        BillingCostsResponse: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
         };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
@@ -3783,6 +3985,129 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EnsembleForecastResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    crossValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrossValidationRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrossValidationResponseBody"];
                 };
             };
             /** @description Default Response */

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { TsfmClient } from '../../sdk/src/client.ts';
+import { createKey, registerUser } from '../helpers/app.ts';
+import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
+
+describe('SDK: the analytics operations', () => {
+  let t: ListeningApp;
+  let client: TsfmClient;
+  before(async () => {
+    t = await createListeningApp();
+    const user = await registerUser(t);
+    client = new TsfmClient({ baseUrl: t.baseUrl, apiKey: (await createKey(t, user, 'sdk')).key });
+  });
+  after(async () => t.close());
+
+  test('crossValidate returns the typed response', async () => {
+    const r = await client.crossValidate({ models: ['echo-last'], inputs: [{ target: [1, 2, 3, 4, 5, 6, 7, 8] }], prediction_length: 2, n_windows: 2 });
+    assert.equal(r.object, 'cross_validation');
+    assert.deepEqual(
+      r.windows.map((w) => w.cutoffs),
+      [[4], [6]],
+    );
+    // echo-last repeats the last value: window 1 forecasts 6, 6 for actuals 7, 8
+    assert.deepEqual(r.results[0]?.windows[1]?.forecast.outputs[0]?.mean, [[6], [6]]);
+  });
+});
