@@ -173,7 +173,7 @@ export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidat
   const done = await limited(tasks, CONCURRENCY);
   const results = plan.runs.map((windows, m) => {
     const overall = tally(pairs.length);
-    const perWindow = windows.map((p, k) => {
+    const perWindow = windows.map((_run, k) => {
       const fc = done[m * plan.windows + k]!;
       const t = tally(pairs.length);
       scoreWindow(fc, columns, plan.cutoffs[k]!, h, season, pairs, [t, overall]);
