@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Cross-validate models (rolling-origin backtest)
-         * @description Rolling-origin backtest: n_windows forecasts of prediction_length steps per model, step_size apart, the last ending at the end of each series; returns each window's forecasts and actuals and sMAPE, MASE, WQL and interval coverage per model. Each window × model is billed as the forecast it runs. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
          */
         post: operations["crossValidate"];
         delete?: never;

@@ -1,7 +1,7 @@
 import { FORECAST_ERRORS } from '../forecasting/operations.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
 import { runCrossValidation } from './cross-validation.ts';
-import { CrossValidationRequest, CrossValidationResponseBody, type CrossValidationResponse } from './schemas.ts';
+import { CrossValidationMcpInput, CrossValidationRequest, CrossValidationResponseBody, type CrossValidationResponse } from './schemas.ts';
 
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
 
@@ -24,16 +24,16 @@ export const analyticsOperations = [
     tags: ['forecasting'],
     summary: 'Cross-validate models (rolling-origin backtest)',
     description:
-      'Rolling-origin backtest: n_windows forecasts of prediction_length steps per model, step_size apart, the last ending at the end of each series; ' +
-      "returns each window's forecasts and actuals and sMAPE, MASE, WQL and interval coverage per model. Each window × model is billed as the forecast it runs. Uses credits.",
+      'Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. ' +
+      "Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs.",
     input: CrossValidationRequest,
+    mcpInput: CrossValidationMcpInput,
     output: CrossValidationResponseBody,
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
     points: crossValidationPoints,
     spendsCredits: true,
-    mcpExample:
-      '{"models":["auto-ets","naive"],"inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118,115,126,141,135,125,149,170,170,158,133,114,140]}],"prediction_length":3,"n_windows":2}',
+    mcpExample: '{"models":["auto-ets","naive"],"inputs":[{"target":[5,7,6,8,7,9,8,10,9,11,10,12]}],"prediction_length":2,"n_windows":2}',
     run: ({ deps, caller, input }) => runCrossValidation(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     summarize: (r) => {
       const c = r as CrossValidationResponse;

@@ -14,6 +14,15 @@ export const ANALYTICS_LIMITS = {
 /** A series of an analytics call: the forecast input without covariates (the windows cut the target alone). */
 export const AnalyticsInput = ForecastInput.pick({ target: true, start: true, metadata: true, item_id: true }).strict().meta({ id: 'AnalyticsInput' });
 
+/**
+ * What MCP's tools/list shows of an analytics input (calls are still validated against the full
+ * schema): one flat series and its start, the form an agent sends; keeps tools/list small.
+ */
+const McpSeries = z.object({
+  target: z.array(z.number().nullable()).describe('Values, oldest first; null = missing.'),
+  start: z.string().optional().describe('ISO 8601 time of the first value.'),
+});
+
 export const CrossValidationRequest = z
   .object({
     inputs: z.array(AnalyticsInput).min(1).max(LIMITS.maxInputs).describe('One entry per series, oldest first; null = missing.'),
@@ -43,6 +52,16 @@ export const CrossValidationRequest = z
   .strict()
   .meta({ id: 'CrossValidationRequest' });
 export type CrossValidationRequestT = z.infer<typeof CrossValidationRequest>;
+
+export const CrossValidationMcpInput = z.object({
+  inputs: z.array(McpSeries).min(1).describe('Series.'),
+  models: z.array(z.string()).min(1).max(ANALYTICS_LIMITS.maxModels).describe('Model ids, e.g. ["auto-ets","theta"].'),
+  prediction_length: z.number().int().min(1).optional().describe('Steps per window (default 12).'),
+  n_windows: z.number().int().min(1).max(ANALYTICS_LIMITS.maxWindows).optional().describe('Windows (default 3).'),
+  step_size: z.number().int().min(1).optional().describe('Steps between cut-offs (default prediction_length).'),
+  frequency: z.string().optional().describe('Pandas code, e.g. MS, h.'),
+  quantile_levels: z.array(z.number()).optional().describe('Default [0.1,0.5,0.9].'),
+});
 
 const Metric = z.number().nullable();
 
