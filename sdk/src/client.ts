@@ -15,6 +15,8 @@ export type EnsembleResponse = Schemas['EnsembleForecastResponseBody'];
 export type BatchItem = Schemas['ForecastBatchItemBody'];
 export type CrossValidationRequest = Schemas['CrossValidationRequestInput'];
 export type CrossValidationResponse = Schemas['CrossValidationResponseBody'];
+export type DetectAnomaliesRequest = Schemas['DetectAnomaliesRequestInput'];
+export type DetectAnomaliesResponse = Schemas['DetectAnomaliesResponseBody'];
 export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
@@ -140,6 +142,11 @@ export class TsfmClient {
   /** A rolling-origin cross-validation of one or more models (/v1/cross-validation). */
   async crossValidate(request: CrossValidationRequest, signal?: AbortSignal): Promise<CrossValidationResponse> {
     return unwrap(await this.api.POST('/v1/cross-validation', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Anomalies: values outside a model's one-step-ahead interval, or rolling z-scores (/v1/detect-anomalies). */
+  async detectAnomalies(request: DetectAnomaliesRequest, signal?: AbortSignal): Promise<DetectAnomaliesResponse> {
+    return unwrap(await this.api.POST('/v1/detect-anomalies', { body: request, ...(signal ? { signal } : {}) }));
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */

@@ -448,6 +448,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/detect-anomalies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detect anomalies in time series
+         * @description Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["detectAnomalies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -1219,6 +1239,8 @@ export interface components {
             context_length?: number | null;
             /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Also return in-sample fitted values (models with fitted_values). */
+            add_history?: boolean | null;
             /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
@@ -1245,6 +1267,8 @@ export interface components {
             quantile_predictions: components["schemas"]["QuantilePredictionInput"][] | null;
             samples: number[][][] | null;
             timestamps: string[] | null;
+            /** @description With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none. */
+            fitted_values?: (number | null)[][];
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1385,6 +1409,83 @@ export interface components {
             results: components["schemas"]["CrossValidationModelResultInput"][];
             usage: components["schemas"]["UsageInput"];
             total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesRequestInput: {
+            /** @description One entry per series, oldest first; null = missing. At least 8 observed points each. */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /**
+             * @description 'forecast' (default): flag values outside the model's one-step-ahead prediction interval at `level`; 'zscore': flag values more than `sensitivity` rolling standard deviations from the rolling mean of the previous `window` values.
+             * @default forecast
+             * @enum {string}
+             */
+            method?: "forecast" | "zscore";
+            /**
+             * @description method 'forecast': a model with in-sample fitted values (capability fitted_values: auto-ets, auto-arima, naive, seasonal-naive, drift).
+             * @default auto-ets
+             */
+            model?: string;
+            /**
+             * @description method 'forecast': prediction-interval level in percent (default 99).
+             * @default 99
+             */
+            level?: number;
+            /**
+             * @description method 'zscore': previous values the rolling mean and standard deviation use (4-128, default 24).
+             * @default 24
+             */
+            window?: number;
+            /**
+             * @description method 'zscore': threshold in standard deviations (1.5-6, default 3).
+             * @default 3
+             */
+            sensitivity?: number;
+            /** @description Online mode: score only the last detection_size points of each series (the earlier ones are context). Default: every point. */
+            detection_size?: number | null;
+            /** @description Pandas frequency code (e.g. h, D, MS): timestamps and the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AnomalyOutputInput: {
+            /** @description Index in the target of the first scored step. */
+            start_index: number;
+            /** @description One per scored step (with start and frequency). */
+            timestamps: string[] | null;
+            /** @description Scored steps × variates: the observed value (null = missing). */
+            value: (number | null)[][];
+            /** @description The prediction for the step (null where the method has none yet). */
+            expected: (number | null)[][];
+            lower: (number | null)[][];
+            upper: (number | null)[][];
+            /** @description |value − expected| in standard deviations. */
+            score: (number | null)[][];
+            /** @description True where the value lies outside [lower, upper]. */
+            anomaly: boolean[][];
+            anomaly_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "anomaly_detection";
+            created: number;
+            /** @enum {string} */
+            method: "forecast" | "zscore";
+            model: string | null;
+            level: number | null;
+            window: number | null;
+            sensitivity: number | null;
+            outputs: components["schemas"]["AnomalyOutputInput"][];
+            anomaly_count: number;
+            usage: components["schemas"]["UsageInput"];
+            cost_credits: number;
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1986,6 +2087,8 @@ export interface components {
             context_length?: number | null;
             /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Also return in-sample fitted values (models with fitted_values). */
+            add_history?: boolean | null;
             /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
@@ -2012,6 +2115,8 @@ export interface components {
             quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
             samples: number[][][] | null;
             timestamps: string[] | null;
+            /** @description With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none. */
+            fitted_values?: (number | null)[][];
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2152,6 +2257,83 @@ export interface components {
             results: components["schemas"]["CrossValidationModelResult"][];
             usage: components["schemas"]["Usage"];
             total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesRequest: {
+            /** @description One entry per series, oldest first; null = missing. At least 8 observed points each. */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /**
+             * @description 'forecast' (default): flag values outside the model's one-step-ahead prediction interval at `level`; 'zscore': flag values more than `sensitivity` rolling standard deviations from the rolling mean of the previous `window` values.
+             * @default forecast
+             * @enum {string}
+             */
+            method: "forecast" | "zscore";
+            /**
+             * @description method 'forecast': a model with in-sample fitted values (capability fitted_values: auto-ets, auto-arima, naive, seasonal-naive, drift).
+             * @default auto-ets
+             */
+            model: string;
+            /**
+             * @description method 'forecast': prediction-interval level in percent (default 99).
+             * @default 99
+             */
+            level: number;
+            /**
+             * @description method 'zscore': previous values the rolling mean and standard deviation use (4-128, default 24).
+             * @default 24
+             */
+            window: number;
+            /**
+             * @description method 'zscore': threshold in standard deviations (1.5-6, default 3).
+             * @default 3
+             */
+            sensitivity: number;
+            /** @description Online mode: score only the last detection_size points of each series (the earlier ones are context). Default: every point. */
+            detection_size?: number | null;
+            /** @description Pandas frequency code (e.g. h, D, MS): timestamps and the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AnomalyOutput: {
+            /** @description Index in the target of the first scored step. */
+            start_index: number;
+            /** @description One per scored step (with start and frequency). */
+            timestamps: string[] | null;
+            /** @description Scored steps × variates: the observed value (null = missing). */
+            value: (number | null)[][];
+            /** @description The prediction for the step (null where the method has none yet). */
+            expected: (number | null)[][];
+            lower: (number | null)[][];
+            upper: (number | null)[][];
+            /** @description |value − expected| in standard deviations. */
+            score: (number | null)[][];
+            /** @description True where the value lies outside [lower, upper]. */
+            anomaly: boolean[][];
+            anomaly_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesResponseBody: {
+            id: string;
+            /** @constant */
+            object: "anomaly_detection";
+            created: number;
+            /** @enum {string} */
+            method: "forecast" | "zscore";
+            model: string | null;
+            level: number | null;
+            window: number | null;
+            sensitivity: number | null;
+            outputs: components["schemas"]["AnomalyOutput"][];
+            anomaly_count: number;
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -4108,6 +4290,129 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CrossValidationResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    detectAnomalies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DetectAnomaliesRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectAnomaliesResponseBody"];
                 };
             };
             /** @description Default Response */

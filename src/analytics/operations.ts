@@ -1,5 +1,7 @@
 import { FORECAST_ERRORS } from '../forecasting/operations.ts';
 import { defineOperation, principalOf } from '../shared/operation.ts';
+import { runDetectAnomalies } from './anomalies.ts';
+import { DetectAnomaliesMcpInput, DetectAnomaliesRequest, DetectAnomaliesResponseBody, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
 import { runCrossValidation } from './cross-validation.ts';
 import { CrossValidationMcpInput, CrossValidationRequest, CrossValidationResponseBody, type CrossValidationResponse } from './schemas.ts';
 
@@ -39,6 +41,31 @@ export const analyticsOperations = [
       const c = r as CrossValidationResponse;
       const lines = c.results.map((x) => `${x.rank}. ${x.model}: sMAPE ${fmt(x.metrics.smape)}, MASE ${fmt(x.metrics.mase)}, WQL ${fmt(x.metrics.wql)}`);
       return `Cross-validation, ${c.n_windows} window(s) of ${c.prediction_length} steps, ${c.total_cost_credits} credits. ${lines.join('; ')}`;
+    },
+  }),
+  defineOperation({
+    id: 'detectAnomalies',
+    method: 'POST',
+    path: '/v1/detect-anomalies',
+    tags: ['forecasting'],
+    summary: 'Detect anomalies in time series',
+    description:
+      "Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations " +
+      'from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs.',
+    input: DetectAnomaliesRequest,
+    mcpInput: DetectAnomaliesMcpInput,
+    output: DetectAnomaliesResponseBody,
+    auth: ANY_CREDENTIAL,
+    errors: FORECAST_ERRORS,
+    spendsCredits: true,
+    mcpExample: '{"inputs":[{"target":[10,11,10,12,11,10,45,11,12,10,11]}],"level":99}',
+    run: ({ deps, caller, input }) => runDetectAnomalies(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
+    summarize: (r) => {
+      const d = r as DetectAnomaliesResponse;
+      const where = d.outputs.flatMap((o, i) =>
+        o.anomaly.flatMap((row, k) => row.flatMap((a, v) => (a ? [`inputs[${i}] step ${o.start_index + k}${row.length > 1 ? ` variate ${v}` : ''}`] : []))),
+      );
+      return `${d.anomaly_count} anomal${d.anomaly_count === 1 ? 'y' : 'ies'} (${d.method}${d.model ? ` ${d.model}` : ''}), ${d.cost_credits} credits${where.length > 0 ? `: ${where.slice(0, 20).join(', ')}${where.length > 20 ? ', …' : ''}` : ''}.`;
     },
   }),
 ];

@@ -46,4 +46,20 @@ describe(`analytics operations over MCP (${DB_KIND})`, () => {
     assert.equal(bad.structuredContent, undefined);
     assert.match(bad.content[0]!.text, /Error validation_error \(HTTP 422\)/);
   });
+
+  test('detectAnomalies: zscore over MCP, the flagged step in the text, one commit with source mcp; a model without fits is a text error', async () => {
+    const before = meter.committed.length;
+    const target = series.map((v, i) => (i === 30 ? v + 100 : v));
+    const r = await callTool('detectAnomalies', { inputs: [{ target }], method: 'zscore', window: 8, sensitivity: 4 });
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    assert.match(r.content[0]!.text, /inputs\[0\] step 30/);
+    assert.equal(r.structuredContent?.outputs[0].anomaly[30][0], true);
+    const ev = meter.committed.slice(before);
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0]?.source, 'mcp');
+    assert.equal(ev[0]?.model, 'detect-anomalies');
+    const bad = await callTool('detectAnomalies', { inputs: [{ target }], model: 'echo-last' });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0]!.text, /model: Model 'echo-last' has no in-sample fitted values/);
+  });
 });

@@ -24,4 +24,12 @@ describe('SDK: the analytics operations', () => {
     // echo-last repeats the last value: window 1 forecasts 6, 6 for actuals 7, 8
     assert.deepEqual(r.results[0]?.windows[1]?.forecast.outputs[0]?.mean, [[6], [6]]);
   });
+
+  test('detectAnomalies returns the typed response', async () => {
+    const target = [5, 6, 5, 6, 5, 6, 5, 6, 5, 6, 50, 6];
+    const r = await client.detectAnomalies({ inputs: [{ target }], method: 'zscore', window: 6, sensitivity: 3 });
+    assert.equal(r.object, 'anomaly_detection');
+    assert.equal(r.outputs[0]?.anomaly[10]?.[0], true);
+    assert.equal(r.anomaly_count, 1);
+  });
 });
