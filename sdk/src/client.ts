@@ -17,6 +17,8 @@ export type CrossValidationRequest = Schemas['CrossValidationRequestInput'];
 export type CrossValidationResponse = Schemas['CrossValidationResponseBody'];
 export type DetectAnomaliesRequest = Schemas['DetectAnomaliesRequestInput'];
 export type DetectAnomaliesResponse = Schemas['DetectAnomaliesResponseBody'];
+export type ImputeRequest = Schemas['ImputeRequestInput'];
+export type ImputeResponse = Schemas['ImputeResponseBody'];
 export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
@@ -147,6 +149,11 @@ export class TsfmClient {
   /** Anomalies: values outside a model's one-step-ahead interval, or rolling z-scores (/v1/detect-anomalies). */
   async detectAnomalies(request: DetectAnomaliesRequest, signal?: AbortSignal): Promise<DetectAnomaliesResponse> {
     return unwrap(await this.api.POST('/v1/detect-anomalies', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Fills the nulls of each series: forecast and backcast across each gap, or linear (/v1/impute). */
+  async impute(request: ImputeRequest, signal?: AbortSignal): Promise<ImputeResponse> {
+    return unwrap(await this.api.POST('/v1/impute', { body: request, ...(signal ? { signal } : {}) }));
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */

@@ -468,6 +468,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/impute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fill missing values
+         * @description Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap (method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["impute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -1490,6 +1510,52 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        ImputeRequestInput: {
+            /** @description One entry per series, oldest first; null = missing (the values to fill). */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /**
+             * @description 'model' (default): forecast each gap from the values before it and backcast it from the values after it, blended linearly across the gap; 'linear': linear interpolation (no model runs).
+             * @default model
+             * @enum {string}
+             */
+            method?: "model" | "linear";
+            /**
+             * @description method 'model': the model forecasting across the gaps (default auto-ets).
+             * @default auto-ets
+             */
+            model?: string;
+            /** @description Pandas frequency code (e.g. h, D, MS): the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeOutputInput: {
+            /** @description The series with its missing values filled, steps × variates. */
+            target: number[][];
+            /** @description True where the value was missing and is filled. */
+            filled: boolean[][];
+            filled_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "imputation";
+            created: number;
+            /** @enum {string} */
+            method: "model" | "linear";
+            model: string | null;
+            outputs: components["schemas"]["ImputeOutputInput"][];
+            usage: components["schemas"]["UsageInput"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
         BillingSummaryInput: {
             free_credits: {
                 /** @description Credits ever given to the account (free allowance and administrator adjustments) */
@@ -2332,6 +2398,52 @@ export interface components {
             sensitivity: number | null;
             outputs: components["schemas"]["AnomalyOutput"][];
             anomaly_count: number;
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeRequest: {
+            /** @description One entry per series, oldest first; null = missing (the values to fill). */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /**
+             * @description 'model' (default): forecast each gap from the values before it and backcast it from the values after it, blended linearly across the gap; 'linear': linear interpolation (no model runs).
+             * @default model
+             * @enum {string}
+             */
+            method: "model" | "linear";
+            /**
+             * @description method 'model': the model forecasting across the gaps (default auto-ets).
+             * @default auto-ets
+             */
+            model: string;
+            /** @description Pandas frequency code (e.g. h, D, MS): the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeOutput: {
+            /** @description The series with its missing values filled, steps × variates. */
+            target: number[][];
+            /** @description True where the value was missing and is filled. */
+            filled: boolean[][];
+            filled_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeResponseBody: {
+            id: string;
+            /** @constant */
+            object: "imputation";
+            created: number;
+            /** @enum {string} */
+            method: "model" | "linear";
+            model: string | null;
+            outputs: components["schemas"]["ImputeOutput"][];
             usage: components["schemas"]["Usage"];
             cost_credits: number;
             metadata: {
@@ -4413,6 +4525,129 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DetectAnomaliesResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    impute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImputeRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImputeResponseBody"];
                 };
             };
             /** @description Default Response */

@@ -3,6 +3,8 @@ import { defineOperation, principalOf } from '../shared/operation.ts';
 import { runDetectAnomalies } from './anomalies.ts';
 import { DetectAnomaliesMcpInput, DetectAnomaliesRequest, DetectAnomaliesResponseBody, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
 import { runCrossValidation } from './cross-validation.ts';
+import { runImpute } from './impute.ts';
+import { ImputeMcpInput, ImputeRequest, ImputeResponseBody, type ImputeResponse } from './impute-schemas.ts';
 import { CrossValidationMcpInput, CrossValidationRequest, CrossValidationResponseBody, type CrossValidationResponse } from './schemas.ts';
 
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
@@ -66,6 +68,29 @@ export const analyticsOperations = [
         o.anomaly.flatMap((row, k) => row.flatMap((a, v) => (a ? [`inputs[${i}] step ${o.start_index + k}${row.length > 1 ? ` variate ${v}` : ''}`] : []))),
       );
       return `${d.anomaly_count} anomal${d.anomaly_count === 1 ? 'y' : 'ies'} (${d.method}${d.model ? ` ${d.model}` : ''}), ${d.cost_credits} credits${where.length > 0 ? `: ${where.slice(0, 20).join(', ')}${where.length > 20 ? ', …' : ''}` : ''}.`;
+    },
+  }),
+  defineOperation({
+    id: 'impute',
+    method: 'POST',
+    path: '/v1/impute',
+    tags: ['forecasting'],
+    summary: 'Fill missing values',
+    description:
+      'Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap ' +
+      '(method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs.',
+    input: ImputeRequest,
+    mcpInput: ImputeMcpInput,
+    output: ImputeResponseBody,
+    auth: ANY_CREDENTIAL,
+    errors: FORECAST_ERRORS,
+    spendsCredits: true,
+    mcpExample: '{"inputs":[{"target":[3,4,5,null,null,8,9,10,11,12]}],"model":"drift"}',
+    run: ({ deps, caller, input }) => runImpute(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
+    summarize: (r) => {
+      const d = r as ImputeResponse;
+      const n = d.outputs.reduce((a, o) => a + o.filled_count, 0);
+      return `Filled ${n} value${n === 1 ? '' : 's'} (${d.method}${d.model ? ` ${d.model}` : ''}), ${d.cost_credits} credits.`;
     },
   }),
 ];

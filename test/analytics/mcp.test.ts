@@ -62,4 +62,16 @@ describe(`analytics operations over MCP (${DB_KIND})`, () => {
     assert.equal(bad.isError, true);
     assert.match(bad.content[0]!.text, /model: Model 'echo-last' has no in-sample fitted values/);
   });
+
+  test('impute over MCP: filled values, one commit with source mcp', async () => {
+    const before = meter.committed.length;
+    const r = await callTool('impute', { inputs: [{ target: [1, 2, 3, null, 5, 6, 7, 8] }], model: 'echo-last' });
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    assert.match(r.content[0]!.text, /^Filled 1 value \(model echo-last\)/);
+    assert.equal(r.structuredContent?.outputs[0].filled[3][0], true);
+    const ev = meter.committed.slice(before);
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0]?.source, 'mcp');
+    assert.equal(ev[0]?.model, 'impute');
+  });
 });

@@ -32,4 +32,14 @@ describe('SDK: the analytics operations', () => {
     assert.equal(r.outputs[0]?.anomaly[10]?.[0], true);
     assert.equal(r.anomaly_count, 1);
   });
+
+  test('impute returns the typed response', async () => {
+    const r = await client.impute({ inputs: [{ target: [1, 2, null, 4] }], method: 'linear' });
+    assert.equal(r.object, 'imputation');
+    assert.deepEqual(r.outputs[0]?.target, [[1], [2], [3], [4]]);
+    assert.deepEqual(
+      r.outputs[0]?.filled.map((row) => row[0]),
+      [false, false, true, false],
+    );
+  });
 });
