@@ -8,7 +8,7 @@ import type { Usage } from '../forecasting/metering.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
-import { toColumns } from './cross-validation.ts';
+import { checkShapes, toColumns } from './cross-validation.ts';
 import { checkOutputCap, runMetered } from './metered.ts';
 
 /** Scores of one series from index `from` on: NaN where the method has no prediction (or the value is missing). */
@@ -135,6 +135,7 @@ interface AnomalyPlan {
 
 /** Validates, sizes and prices a detection before anything runs. */
 export function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): AnomalyPlan {
+  checkShapes(req.inputs);
   const issues: FieldIssue[] = [];
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
   columns.forEach((cols, i) => {

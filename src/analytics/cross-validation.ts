@@ -4,7 +4,7 @@ import { mase, smape, weightedQuantileLoss } from '../ensemble/metrics.ts';
 import { DEFAULT_QUANTILES } from '../forecasting/prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
-import { AppError, ValidationFailure } from '../shared/errors.ts';
+import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import { checkOutputCap, limited, runMetered, totalOf } from './metered.ts';
 import { ANALYTICS_LIMITS, type CrossValidationRequestT, type CrossValidationResponse } from './schemas.ts';
 
@@ -13,6 +13,28 @@ type Step = number | null | (number | null)[];
 
 /** Runs of one request on the engine at a time: the request's windows queue here, not in the shared engine queue. */
 const CONCURRENCY = 2;
+
+/**
+ * 422 for targets that are not one consistent shape (all numbers, or all arrays of one width):
+ * what prepareForecast checks for a forecast, for the operations that read targets without one.
+ */
+export function checkShapes(inputs: readonly { target?: readonly Step[] | undefined }[]): void {
+  const issues: FieldIssue[] = [];
+  inputs.forEach((x, i) => {
+    const target = x.target ?? [];
+    const flat = target.every((s) => !Array.isArray(s));
+    const width = Array.isArray(target[0]) ? target[0].length : 1;
+    const t = target.findIndex((s) => (flat ? false : !Array.isArray(s) || s.length !== width));
+    if (t >= 0) {
+      issues.push({
+        path: ['inputs', i, 'target', t],
+        msg: `Expected ${width} variates like the first step: use [[v], [v], ...] or [v, v, ...]`,
+        type: 'value_error',
+      });
+    }
+  });
+  if (issues.length > 0) throw new ValidationFailure(issues);
+}
 
 /** A target as steps × variates with NaN for missing values. */
 export function toColumns(target: readonly Step[]): number[][] {

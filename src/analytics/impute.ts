@@ -5,7 +5,7 @@ import { parseFrequency } from '../forecasting/frequency.ts';
 import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
-import { toColumns } from './cross-validation.ts';
+import { checkShapes, toColumns } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
 import { addUsage, checkOutputCap, runMetered, ZERO_USAGE } from './metered.ts';
 
@@ -81,6 +81,7 @@ interface ImputePlan {
 
 /** Finds the gaps, decides which sides can be modelled, and prices the two batched fits before anything runs. */
 export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
+  checkShapes(req.inputs);
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
   const issues: FieldIssue[] = [];
   columns.forEach((cols, i) => {

@@ -133,6 +133,9 @@ describe(`POST /v1/detect-anomalies and add_history (${DB_KIND})`, () => {
       const r = await detect({ inputs: [{ target: seasonal }], ...bad });
       assert.equal(r.status, 422, JSON.stringify(bad));
     }
+    const ragged = await detect({ inputs: [{ target: seasonal.map((v, i) => (i === 5 ? [v, v] : [v])) }], method: 'zscore' });
+    assert.equal(ragged.status, 422);
+    assert.deepEqual(ragged.body.detail[0].loc, ['body', 'inputs', 0, 'target', 5]);
     const freq = await detect({ inputs: [{ target: seasonal }], frequency: 'fortnight' });
     assert.equal(freq.status, 422);
     const big = await detect({ inputs: Array.from({ length: 40 }, () => ({ target: seasonal })), method: 'zscore' });

@@ -105,6 +105,10 @@ describe(`POST /v1/impute (${DB_KIND})`, () => {
     assert.equal(empty.status, 422);
     assert.deepEqual(empty.body.detail[0].loc, ['body', 'inputs', 0, 'target']);
     assert.equal((await impute({ inputs: [{ target: [1, null, 3] }], model: 'nope' })).status, 404);
+    const ragged = await impute({ inputs: [{ target: [[1, 2], [3], [4, 5]] }], method: 'linear' });
+    assert.equal(ragged.status, 422);
+    assert.deepEqual(ragged.body.detail[0].loc, ['body', 'inputs', 0, 'target', 1]);
+    assert.equal((await impute({ inputs: [{ target: [[1], 2, [3]] }], method: 'linear' })).status, 422);
     const many = Array.from({ length: 1100 }, (_, i) => (i % 2 ? null : i));
     const gaps = await impute({ inputs: [{ target: many }] });
     assert.equal(gaps.status, 413);
