@@ -3,7 +3,7 @@ import { LIMITS, Metadata, UsageBody } from '../forecasting/schemas.ts';
 import { AnalyticsInput } from './schemas.ts';
 
 /** Most gaps (runs of missing values, over all inputs and variates) one imputation fills with a model: each costs two fits. */
-export const IMPUTE_MAX_GAPS = 500;
+export const IMPUTE_MAX_GAPS = 100;
 
 export const ImputeMethod = z.enum(['model', 'linear']);
 

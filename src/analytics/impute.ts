@@ -7,7 +7,10 @@ import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Pl
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { checkShapes, toColumns } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
-import { addUsage, checkOutputCap, runMetered, ZERO_USAGE } from './metered.ts';
+import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
+
+/** Gap contexts per engine job: a job of 100 auto-ets fits on long contexts could pass INFERENCE_TIMEOUT_MS. */
+const CHUNK = 25;
 
 /** A run of missing values [start, end) in one variate of one input. */
 export interface Gap {
@@ -73,8 +76,9 @@ interface ImputePlan {
   /** Per gap: its index among the forward / backward contexts, or -1 when that side has too few values. */
   forwardOf: number[];
   backwardOf: number[];
-  forward: Planned | null;
-  backward: Planned | null;
+  /** The batched fits of each direction, CHUNK contexts per job. */
+  forward: Planned[];
+  backward: Planned[];
   credits: number;
   usage: ImputeResponse['usage'];
 }
@@ -110,7 +114,7 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
   const missing = gaps.reduce((a, g) => a + g.end - g.start, 0);
   // An unknown model is 404 even when there is nothing to fill.
   const model = req.method === 'model' ? ctx.catalog.get(req.model) : null;
-  const empty: ImputePlan = { columns, gaps, forwardOf: [], backwardOf: [], forward: null, backward: null, credits: 0, usage: ZERO_USAGE };
+  const empty: ImputePlan = { columns, gaps, forwardOf: [], backwardOf: [], forward: [], backward: [], credits: 0, usage: ZERO_USAGE };
   if (!model || gaps.length === 0) {
     const usage = { input_tokens: observed, output_tokens: missing, total_tokens: observed + missing };
     return { ...empty, usage, credits: creditsFor(priceOf('linear', 'statistical'), usage) };
@@ -144,23 +148,26 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
       backwardH = Math.max(backwardH, L);
     } else backwardOf.push(-1);
   }
-  // One batched fit per direction: every gap's context is an input, the horizon the longest gap.
-  const plan = (targets: (number | null)[][], h: number): Planned | null => {
-    if (targets.length === 0) return null;
-    const r: ForecastRequestT = {
-      model: req.model,
-      inputs: targets.map((target) => ({ target })),
-      parameters: { prediction_length: h, quantile_levels: [0.5], frequency: req.frequency ?? null },
-      metadata: null,
-    };
-    return planForecast(ctx, r);
+  // Batched fits per direction: every gap's context is an input (CHUNK per job, so that no job runs
+  // into the engine's time limit), the horizon the longest gap.
+  const plan = (targets: (number | null)[][], h: number): Planned[] => {
+    const out: Planned[] = [];
+    for (let k = 0; k < targets.length; k += CHUNK) {
+      const r: ForecastRequestT = {
+        model: req.model,
+        inputs: targets.slice(k, k + CHUNK).map((target) => ({ target })),
+        parameters: { prediction_length: h, quantile_levels: [0.5], frequency: req.frequency ?? null },
+        metadata: null,
+      };
+      out.push(planForecast(ctx, r));
+    }
+    return out;
   };
   const forward = plan(forwardTargets, forwardH);
   const backward = plan(backwardTargets, backwardH);
   let usage = ZERO_USAGE;
   let credits = 0;
-  for (const p of [forward, backward]) {
-    if (!p) continue;
+  for (const p of [...forward, ...backward]) {
     usage = addUsage(usage, p.prepared.usage);
     credits += p.credits;
   }
@@ -174,18 +181,19 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
 
 /** Runs the fits and fills every gap (linearly where neither side could be modelled); no metering. */
 export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string): Promise<ImputeResponse> {
-  const [fwd, bwd] = await Promise.all([
-    plan.forward ? executePrepared(ctx, plan.forward.prepared, undefined, tenant) : null,
-    plan.backward ? executePrepared(ctx, plan.backward.prepared, undefined, tenant) : null,
-  ]);
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant));
+  const done = await limited(runs, 2);
+  const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
+  const fwd = means(0, plan.forward.length);
+  const bwd = means(plan.forward.length, plan.backward.length);
   const filled = plan.columns.map((cols) => cols.map((y) => linearFill(y)));
   if (req.method === 'model') {
     plan.gaps.forEach((g, k) => {
       const L = g.end - g.start;
       const fi = plan.forwardOf[k]!;
       const bi = plan.backwardOf[k]!;
-      const forward = fi >= 0 && fwd ? fwd.outputs[fi]!.mean.map((row) => row[0]!) : null;
-      const backward = bi >= 0 && bwd ? bwd.outputs[bi]!.mean.map((row) => row[0]!) : null;
+      const forward = fi >= 0 ? fwd[fi]! : null;
+      const backward = bi >= 0 ? bwd[bi]! : null;
       const values = blendGap(forward, backward, L);
       if (!values) return;
       const y = filled[g.input]![g.variate]!;
@@ -220,7 +228,7 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
 /** The metered imputation: priced as its two batched fits (or the linear pass), held before, debited after. */
 export async function runImpute(ctx: ForecastCtx, principal: Principal, req: ImputeRequestT, call: CallInfo): Promise<ImputeResponse> {
   const plan = planImpute(ctx, req);
-  const models = plan.forward || plan.backward ? [req.model] : [];
+  const models = plan.forward.length + plan.backward.length > 0 ? [req.model] : [];
   return runMetered(ctx, principal, call, { model: 'impute', models, credits: plan.credits, usage: plan.usage }, () =>
     executeImpute(ctx, req, plan, principal.user.id),
   );
