@@ -18,6 +18,8 @@ import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
+import { createFetcher } from './outbound/fetcher.ts';
+import { createScheduler, type Scheduler } from './schedules/runner.ts';
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
@@ -32,7 +34,9 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     metrics,
   );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
+  const fetcher = overrides.fetcher ?? createFetcher(config.outbound);
   const stops: Array<() => void> = [];
+  let scheduler: Scheduler | null = null;
   const deps: Deps = {
     engine,
     catalog,
@@ -49,8 +53,11 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     payments,
     rateLimiter,
     metrics,
+    fetcher,
     async close() {
       for (const stop of stops) stop();
+      await scheduler?.stop();
+      await fetcher.close();
       await rateLimiter.close();
       await engine.close();
       await database.close();
@@ -70,6 +77,11 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
       }).stop,
     );
     stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
+    if (config.schedules.scheduler) {
+      // Every replica runs the loop; runs are claimed in the database (ADR 0020).
+      scheduler = createScheduler(deps, { log: (what, err) => log(what)(err) });
+      scheduler.start();
+    }
   }
   return deps;
 }
