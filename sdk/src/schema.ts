@@ -1569,6 +1569,124 @@ export interface components {
             regions: string[];
             time: string;
         };
+        EnsembleForecastRequestInput: {
+            /** @description One entry per series. */
+            inputs: components["schemas"]["ForecastInputInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
+            parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description Candidate model ids (default: every available model but the baselines). */
+            models?: string[] | null;
+            /** @description At most this many candidates. */
+            max_models?: number | null;
+            /** @description Most credits to spend (backtests + final forecasts). */
+            budget?: number | null;
+            /**
+             * @description Best models blended.
+             * @default 3
+             */
+            top_n?: number;
+            /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows?: number;
+            /**
+             * @description Backtest score used to rank.
+             * @default smape
+             * @enum {string}
+             */
+            scoring_metric?: "smape" | "mase" | "crps";
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        EnsembleModelResultBodyInput: {
+            model: string;
+            rank: number;
+            score: number;
+            scoring_metric: string;
+            weight: number;
+            selection_reason: string;
+            result: components["schemas"]["ForecastResponseBodyInput"];
+        };
+        EnsembleMetadataBodyInput: {
+            models_evaluated: string[];
+            models_in_ensemble: string[];
+            scoring_metric: string;
+            top_n: number;
+            weights: {
+                [key: string]: number;
+            };
+            cost_breakdown: {
+                model: string;
+                credits: number;
+            }[];
+            total_cost_credits: number;
+            selection: {
+                selection_basis: string;
+                held_out_length: number;
+                candidate_count: number;
+                filters_applied: string[];
+                requested_model_count: number | null;
+                /** @constant */
+                strategy: "holdout_backtest";
+            };
+        };
+        EnsembleForecastResponseBodyInput: {
+            id: string;
+            object: string;
+            created: number;
+            ranked_results: components["schemas"]["EnsembleModelResultBodyInput"][];
+            ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
+            ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
+        };
+        ForecastQuoteRequestInput: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation?: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusalInput: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuoteInput: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["UsageInput"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            }[] | null;
+        };
         AnalyticsInputInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -1839,124 +1957,6 @@ export interface components {
                 requestId: string;
                 costNanoUsd: number;
             }[];
-        };
-        EnsembleForecastRequestInput: {
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInputInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParametersInput"] | null;
-            /** @description Candidate model ids (default: every available model but the baselines). */
-            models?: string[] | null;
-            /** @description At most this many candidates. */
-            max_models?: number | null;
-            /** @description Most credits to spend (backtests + final forecasts). */
-            budget?: number | null;
-            /**
-             * @description Best models blended.
-             * @default 3
-             */
-            top_n?: number;
-            /**
-             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
-             * @default 1
-             */
-            backtest_windows?: number;
-            /**
-             * @description Backtest score used to rank.
-             * @default smape
-             * @enum {string}
-             */
-            scoring_metric?: "smape" | "mase" | "crps";
-            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        EnsembleModelResultBodyInput: {
-            model: string;
-            rank: number;
-            score: number;
-            scoring_metric: string;
-            weight: number;
-            selection_reason: string;
-            result: components["schemas"]["ForecastResponseBodyInput"];
-        };
-        EnsembleMetadataBodyInput: {
-            models_evaluated: string[];
-            models_in_ensemble: string[];
-            scoring_metric: string;
-            top_n: number;
-            weights: {
-                [key: string]: number;
-            };
-            cost_breakdown: {
-                model: string;
-                credits: number;
-            }[];
-            total_cost_credits: number;
-            selection: {
-                selection_basis: string;
-                held_out_length: number;
-                candidate_count: number;
-                filters_applied: string[];
-                requested_model_count: number | null;
-                /** @constant */
-                strategy: "holdout_backtest";
-            };
-        };
-        EnsembleForecastResponseBodyInput: {
-            id: string;
-            object: string;
-            created: number;
-            ranked_results: components["schemas"]["EnsembleModelResultBodyInput"][];
-            ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
-            ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
-        };
-        ForecastQuoteRequestInput: {
-            /**
-             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
-             * @default forecast
-             * @enum {string}
-             */
-            operation?: "forecast" | "forecastBatch" | "forecastEnsemble";
-            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
-            request: {
-                [key: string]: unknown;
-            };
-        };
-        QuoteRefusalInput: {
-            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
-            status: number;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            message: string;
-        };
-        ForecastQuoteInput: {
-            /** @constant */
-            object: "forecast_quote";
-            /** @enum {string} */
-            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
-            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
-            usage: components["schemas"]["UsageInput"];
-            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
-            credits: number;
-            /** @description The same in nano-USD. */
-            cost_nano_usd: number;
-            /** @description Which balance would pay; null when the call would be refused. */
-            balance_source: ("free" | "metered" | "free_and_metered") | null;
-            /** @description Part paid from prepaid (free) credits. */
-            free_credits: number;
-            /** @description Part billed through metered billing. */
-            metered_credits: number;
-            /** @description Prepaid credits on the account now. */
-            credits_available: number | null;
-            /** @description The refusal the call would get now, or null. */
-            would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
-            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
-            items: {
-                credits: number;
-                would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
-            }[] | null;
         };
         UsageEventInput: {
             id: string;
@@ -2765,6 +2765,124 @@ export interface components {
             regions: string[];
             time: string;
         };
+        EnsembleForecastRequest: {
+            /** @description One entry per series. */
+            inputs: components["schemas"]["ForecastInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Candidate model ids (default: every available model but the baselines). */
+            models?: string[] | null;
+            /** @description At most this many candidates. */
+            max_models?: number | null;
+            /** @description Most credits to spend (backtests + final forecasts). */
+            budget?: number | null;
+            /**
+             * @description Best models blended.
+             * @default 3
+             */
+            top_n: number;
+            /**
+             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
+             * @default 1
+             */
+            backtest_windows: number;
+            /**
+             * @description Backtest score used to rank.
+             * @default smape
+             * @enum {string}
+             */
+            scoring_metric: "smape" | "mase" | "crps";
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        EnsembleModelResultBody: {
+            model: string;
+            rank: number;
+            score: number;
+            scoring_metric: string;
+            weight: number;
+            selection_reason: string;
+            result: components["schemas"]["ForecastResponseBody"];
+        };
+        EnsembleMetadataBody: {
+            models_evaluated: string[];
+            models_in_ensemble: string[];
+            scoring_metric: string;
+            top_n: number;
+            weights: {
+                [key: string]: number;
+            };
+            cost_breakdown: {
+                model: string;
+                credits: number;
+            }[];
+            total_cost_credits: number;
+            selection: {
+                selection_basis: string;
+                held_out_length: number;
+                candidate_count: number;
+                filters_applied: string[];
+                requested_model_count: number | null;
+                /** @constant */
+                strategy: "holdout_backtest";
+            };
+        };
+        EnsembleForecastResponseBody: {
+            id: string;
+            object: string;
+            created: number;
+            ranked_results: components["schemas"]["EnsembleModelResultBody"][];
+            ensemble_result: components["schemas"]["ForecastResponseBody"];
+            ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
+        };
+        ForecastQuoteRequest: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusal: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuote: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["Usage"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            }[] | null;
+        };
         AnalyticsInput: {
             /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
             target?: ((number | null)[] | (number | null))[];
@@ -3035,124 +3153,6 @@ export interface components {
                 requestId: string;
                 costNanoUsd: number;
             }[];
-        };
-        EnsembleForecastRequest: {
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParameters"] | null;
-            /** @description Candidate model ids (default: every available model but the baselines). */
-            models?: string[] | null;
-            /** @description At most this many candidates. */
-            max_models?: number | null;
-            /** @description Most credits to spend (backtests + final forecasts). */
-            budget?: number | null;
-            /**
-             * @description Best models blended.
-             * @default 3
-             */
-            top_n: number;
-            /**
-             * @description Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.
-             * @default 1
-             */
-            backtest_windows: number;
-            /**
-             * @description Backtest score used to rank.
-             * @default smape
-             * @enum {string}
-             */
-            scoring_metric: "smape" | "mase" | "crps";
-            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        EnsembleModelResultBody: {
-            model: string;
-            rank: number;
-            score: number;
-            scoring_metric: string;
-            weight: number;
-            selection_reason: string;
-            result: components["schemas"]["ForecastResponseBody"];
-        };
-        EnsembleMetadataBody: {
-            models_evaluated: string[];
-            models_in_ensemble: string[];
-            scoring_metric: string;
-            top_n: number;
-            weights: {
-                [key: string]: number;
-            };
-            cost_breakdown: {
-                model: string;
-                credits: number;
-            }[];
-            total_cost_credits: number;
-            selection: {
-                selection_basis: string;
-                held_out_length: number;
-                candidate_count: number;
-                filters_applied: string[];
-                requested_model_count: number | null;
-                /** @constant */
-                strategy: "holdout_backtest";
-            };
-        };
-        EnsembleForecastResponseBody: {
-            id: string;
-            object: string;
-            created: number;
-            ranked_results: components["schemas"]["EnsembleModelResultBody"][];
-            ensemble_result: components["schemas"]["ForecastResponseBody"];
-            ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
-        };
-        ForecastQuoteRequest: {
-            /**
-             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
-             * @default forecast
-             * @enum {string}
-             */
-            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
-            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
-            request: {
-                [key: string]: unknown;
-            };
-        };
-        QuoteRefusal: {
-            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
-            status: number;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            message: string;
-        };
-        ForecastQuote: {
-            /** @constant */
-            object: "forecast_quote";
-            /** @enum {string} */
-            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
-            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
-            usage: components["schemas"]["Usage"];
-            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
-            credits: number;
-            /** @description The same in nano-USD. */
-            cost_nano_usd: number;
-            /** @description Which balance would pay; null when the call would be refused. */
-            balance_source: ("free" | "metered" | "free_and_metered") | null;
-            /** @description Part paid from prepaid (free) credits. */
-            free_credits: number;
-            /** @description Part billed through metered billing. */
-            metered_credits: number;
-            /** @description Prepaid credits on the account now. */
-            credits_available: number | null;
-            /** @description The refusal the call would get now, or null. */
-            would_refuse: components["schemas"]["QuoteRefusal"] | null;
-            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
-            items: {
-                credits: number;
-                would_refuse: components["schemas"]["QuoteRefusal"] | null;
-            }[] | null;
         };
         UsageEvent: {
             id: string;
@@ -5274,6 +5274,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5397,6 +5403,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5520,6 +5532,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
                     [name: string]: unknown;
                 };
                 content: {
