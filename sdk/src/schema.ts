@@ -548,6 +548,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cross-validation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cross-validate models (rolling-origin backtest)
+         * @description Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["crossValidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/detect-anomalies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detect anomalies in time series
+         * @description Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["detectAnomalies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/impute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fill missing values
+         * @description Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap (method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["impute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -1221,6 +1281,26 @@ export interface components {
             balance: number;
             billing_active: boolean;
         };
+        AnomalyOutput: {
+            /** @description Index in the target of the first scored step. */
+            start_index: number;
+            /** @description One per scored step (with start and frequency). */
+            timestamps: string[] | null;
+            /** @description Scored steps × variates: the observed value (null = missing). */
+            value: (number | null)[][];
+            /** @description The prediction for the step (null where the method has none yet). */
+            expected: (number | null)[][];
+            lower: (number | null)[][];
+            upper: (number | null)[][];
+            /** @description |value − expected| in standard deviations. */
+            score: (number | null)[][];
+            /** @description True where the value lies outside [lower, upper]. */
+            anomaly: boolean[][];
+            anomaly_count: number;
+            metadata: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            } | null;
+        };
         ApiKey: {
             id: string;
             label: string;
@@ -1378,6 +1458,70 @@ export interface components {
         CreateKeyRequest: {
             label: string;
         };
+        CrossValidationMetrics: {
+            /** @description Symmetric MAPE in percent (0–200). */
+            smape: number | null;
+            /** @description Mean absolute scaled error (scale: in-sample seasonal naive of each window). */
+            mase: number | null;
+            /** @description Weighted quantile loss over the quantile levels (a discrete CRPS, scaled by the series). */
+            wql: number | null;
+            coverage: components["schemas"]["IntervalCoverage"][];
+        };
+        CrossValidationModelResult: {
+            model: string;
+            rank: number;
+            metrics: components["schemas"]["CrossValidationMetrics"];
+            windows: {
+                window: number;
+                metrics: components["schemas"]["CrossValidationMetrics"];
+                forecast: components["schemas"]["ForecastResponseBody"];
+            }[];
+            credits: number;
+        };
+        CrossValidationResponseBody: {
+            id: string;
+            /** @constant */
+            object: "cross_validation";
+            created: number;
+            prediction_length: number;
+            n_windows: number;
+            step_size: number;
+            quantile_levels: number[];
+            windows: components["schemas"]["CrossValidationWindow"][];
+            /** @description One per model, best sMAPE first. */
+            results: components["schemas"]["CrossValidationModelResult"][];
+            usage: components["schemas"]["Usage"];
+            total_cost_credits: number;
+            metadata: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            } | null;
+        };
+        CrossValidationWindow: {
+            window: number;
+            /** @description Per input: observed steps before the window (the forecast origin). */
+            cutoffs: number[];
+            /** @description Per input: the held-out values, steps × variates. */
+            actuals: (number | null)[][][];
+        };
+        DetectAnomaliesResponseBody: {
+            id: string;
+            /** @constant */
+            object: "anomaly_detection";
+            created: number;
+            /** @enum {string} */
+            method: "forecast" | "zscore";
+            model: string | null;
+            level: number | null;
+            window: number | null;
+            sensitivity: number | null;
+            outputs: components["schemas"]["AnomalyOutput"][];
+            anomaly_count: number;
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            } | null;
+        };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInput"][];
@@ -1523,6 +1667,8 @@ export interface components {
             context_length?: number | null;
             /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Also return in-sample fitted values (models with fitted_values). */
+            add_history?: boolean | null;
             /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
@@ -1621,6 +1767,39 @@ export interface components {
             }[];
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
+        };
+        ImputeOutput: {
+            /** @description The series with its missing values filled, steps × variates. */
+            target: number[][];
+            /** @description True where the value was missing and is filled. */
+            filled: boolean[][];
+            filled_count: number;
+            metadata: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            } | null;
+        };
+        ImputeResponseBody: {
+            id: string;
+            /** @constant */
+            object: "imputation";
+            created: number;
+            /** @enum {string} */
+            method: "model" | "linear";
+            model: string | null;
+            outputs: components["schemas"]["ImputeOutput"][];
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
+            } | null;
+        };
+        IntervalCoverage: {
+            /** @description Nominal coverage of the interval, e.g. 0.8 for the 0.1–0.9 quantiles. */
+            nominal: number;
+            lower_level: number;
+            upper_level: number;
+            /** @description Share of the held-out values inside the interval. */
+            observed: number | null;
         };
         /** @description A JSON object with any members. */
         JsonObject: {
@@ -1758,6 +1937,8 @@ export interface components {
             quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
             samples: number[][][] | null;
             timestamps: string[] | null;
+            /** @description With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none. */
+            fitted_values?: (number | null)[][];
             metadata: {
                 [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
@@ -3828,6 +4009,207 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    crossValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Series. */
+                    inputs: {
+                        /** @description Values, oldest first; null = missing. */
+                        target: (number | null)[];
+                        /** @description ISO 8601 time of the first value. */
+                        start?: string;
+                    }[];
+                    /** @description Model ids, e.g. ["auto-ets","theta"]. */
+                    models: string[];
+                    /** @description Steps per window (default 12). */
+                    prediction_length?: number;
+                    /** @description Windows (default 3). */
+                    n_windows?: number;
+                    /** @description Steps between cut-offs (default prediction_length). */
+                    step_size?: number;
+                    /** @description Pandas code, e.g. MS, h. */
+                    frequency?: string;
+                    /** @description Default [0.1,0.5,0.9]. */
+                    quantile_levels?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success (cross-validate models (rolling-origin backtest)). */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrossValidationResponseBody"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    detectAnomalies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Series, 8+ points each. */
+                    inputs: {
+                        /** @description Values, oldest first; null = missing. */
+                        target: (number | null)[];
+                        /** @description ISO 8601 start. */
+                        start?: string;
+                    }[];
+                    /**
+                     * @description 'forecast' (default, model interval) or 'zscore' (rolling).
+                     * @enum {string}
+                     */
+                    method?: "forecast" | "zscore";
+                    /** @description Default auto-ets. */
+                    model?: string;
+                    /** @description Interval level, percent (default 99). */
+                    level?: number;
+                    /** @description zscore window 4-128. */
+                    window?: number;
+                    /** @description zscore threshold 1.5-6. */
+                    sensitivity?: number;
+                    /** @description Score only the last N points. */
+                    detection_size?: number;
+                    /** @description Pandas code, e.g. h. */
+                    frequency?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success (detect anomalies in time series). */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectAnomaliesResponseBody"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    impute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Series. */
+                    inputs: {
+                        /** @description Values; null = to fill. */
+                        target: (number | null)[];
+                    }[];
+                    /**
+                     * @description 'model' (default) or 'linear'.
+                     * @enum {string}
+                     */
+                    method?: "model" | "linear";
+                    /** @description Default auto-ets. */
+                    model?: string;
+                    /** @description Pandas code, e.g. h. */
+                    frequency?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success (fill missing values). */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImputeResponseBody"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            402: components["responses"]["Error402"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
