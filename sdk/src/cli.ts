@@ -342,7 +342,8 @@ Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
         const set = parseSeries(await readText(file), 'auto');
         const freq = o.freq ?? (set.stamps && set.stamps.length > 0 ? (inferFrequency(set) ?? undefined) : undefined);
         const response = await client().detectAnomalies({
-          inputs: set.inputs.map((x) => ({ target: x.target, ...(x.start ? { start: x.start } : {}) })),
+          // Univariate series here: parseSeries gives one value per step.
+          inputs: set.inputs.map((x) => ({ target: (x.target ?? []) as (number | null)[], ...(x.start ? { start: x.start } : {}) })),
           method: o.method,
           model: o.model,
           level: o.level,

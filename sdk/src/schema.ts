@@ -4025,6 +4025,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "models": [
+                 *         "auto-ets",
+                 *         "naive"
+                 *       ],
+                 *       "inputs": [
+                 *         {
+                 *           "target": [
+                 *             5,
+                 *             7,
+                 *             6,
+                 *             8,
+                 *             7,
+                 *             9,
+                 *             8,
+                 *             10,
+                 *             9,
+                 *             11,
+                 *             10,
+                 *             12
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "prediction_length": 2,
+                 *       "n_windows": 2
+                 *     }
+                 */
                 "application/json": {
                     /** @description Series. */
                     inputs: {
@@ -4092,6 +4120,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "target": [
+                 *             10,
+                 *             11,
+                 *             10,
+                 *             12,
+                 *             11,
+                 *             10,
+                 *             45,
+                 *             11,
+                 *             12,
+                 *             10,
+                 *             11
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "level": 99
+                 *     }
+                 */
                 "application/json": {
                     /** @description Series, 8+ points each. */
                     inputs: {
@@ -4164,6 +4214,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "target": [
+                 *             3,
+                 *             4,
+                 *             5,
+                 *             null,
+                 *             null,
+                 *             8,
+                 *             9,
+                 *             10,
+                 *             11,
+                 *             12
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "model": "drift"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Series. */
                     inputs: {

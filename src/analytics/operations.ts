@@ -37,6 +37,7 @@ export const analyticsOperations = [
     errors: FORECAST_ERRORS,
     points: crossValidationPoints,
     spendsCredits: true,
+    example: { request: { models: ['auto-ets', 'naive'], inputs: [{ target: [5, 7, 6, 8, 7, 9, 8, 10, 9, 11, 10, 12] }], prediction_length: 2, n_windows: 2 } },
     mcpExample: '{"models":["auto-ets","naive"],"inputs":[{"target":[5,7,6,8,7,9,8,10,9,11,10,12]}],"prediction_length":2,"n_windows":2}',
     run: ({ deps, caller, input }) => runCrossValidation(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     summarize: (r) => {
@@ -60,6 +61,7 @@ export const analyticsOperations = [
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
     spendsCredits: true,
+    example: { request: { inputs: [{ target: [10, 11, 10, 12, 11, 10, 45, 11, 12, 10, 11] }], level: 99 } },
     mcpExample: '{"inputs":[{"target":[10,11,10,12,11,10,45,11,12,10,11]}],"level":99}',
     run: ({ deps, caller, input }) => runDetectAnomalies(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     summarize: (r) => {
@@ -85,6 +87,7 @@ export const analyticsOperations = [
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
     spendsCredits: true,
+    example: { request: { inputs: [{ target: [3, 4, 5, null, null, 8, 9, 10, 11, 12] }], model: 'drift' } },
     mcpExample: '{"inputs":[{"target":[3,4,5,null,null,8,9,10,11,12]}],"model":"drift"}',
     run: ({ deps, caller, input }) => runImpute(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
     summarize: (r) => {
