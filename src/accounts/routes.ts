@@ -76,7 +76,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/sign-out-everywhere', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'signOutEverywhere',
       tags: ['auth'],
@@ -104,7 +104,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/verify-email/resend', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'resendVerificationEmail',
       tags: ['auth'],
@@ -162,7 +162,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.delete('/api/account/me', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: { operationId: 'deleteAccountMe', tags: ['account'], security: [{ bearer: [] }], response: { 200: MessageResponse, ...errors(...AUTH_ERRORS) } },
     handler: async (req, reply) => {
       await accounts.deleteMe(deps, principalOf(req));
@@ -189,7 +189,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     app.route({
       method,
       url: '/api/account/privacy',
-      config: privacyRoute.config,
+      config: { ...privacyRoute.config, scope: 'account:write' as const },
       schema: {
         operationId,
         tags: privacyRoute.tags,

@@ -92,6 +92,46 @@ export interface HoldInput {
   credits: number;
   now: number;
   ttlMs: number;
+  /** The API key of the call: its open holds count towards its monthly limit. */
+  keyId?: string | null;
+  /** Set when the key has a monthly credit limit: check it, under the key row's lock, before reserving. */
+  keyBudget?: { monthStart: number };
+}
+
+/**
+ * A key's monthly limit, checked inside the hold transaction (ADR 0016). The no-op UPDATE locks
+ * the key's row (PostgreSQL: until commit, so a concurrent hold of the same key, in this process
+ * or another, waits and then sees this one's hold; SQLite: transactions are serial anyway) and
+ * reads the limit as it is now. Spent = this month's usage events of the key + its open holds +
+ * what this group already held for it. Returns the refusal, or null when the call fits.
+ */
+async function keyBudgetRefusal(trx: Db, h: HoldInput, inGroup: Map<string, number>): Promise<AppError | null> {
+  if (!h.keyId || !h.keyBudget) return null;
+  const key = await trx
+    .updateTable('api_keys')
+    .set({ monthly_credit_limit: sql`monthly_credit_limit` })
+    .where('id', '=', h.keyId)
+    .returning('monthly_credit_limit')
+    .executeTakeFirst();
+  if (!key || key.monthly_credit_limit === null) return null;
+  const limit = Number(key.monthly_credit_limit);
+  const used = await trx
+    .selectFrom('usage_events')
+    .select((eb) => eb.fn.sum<string | number>('credits').as('s'))
+    .where('key_id', '=', h.keyId)
+    .where('created_at', '>=', h.keyBudget.monthStart)
+    .executeTakeFirst();
+  const held = await trx
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<string | number>(sql`free_credits + metered_credits`).as('s'))
+    .where('key_id', '=', h.keyId)
+    .executeTakeFirst();
+  const spent = Number(used?.s ?? 0) + Number(held?.s ?? 0) + (inGroup.get(h.keyId) ?? 0);
+  if (spent + h.credits <= limit) return null;
+  return new AppError(
+    'key_budget_exceeded',
+    `This API key's monthly_credit_limit is ${limit} credits; ${spent} are spent or held this month (UTC) and this call costs ${h.credits} (PATCH /api/account/keys/{key_id} to raise it)`,
+  );
 }
 
 /**
@@ -117,7 +157,9 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     metered_credits: metered,
     created_at: h.now,
     expires_at: h.now + h.ttlMs,
+    key_id: h.keyId ?? null,
   });
+  const keyHeld = new Map<string, number>();
   for (const [userId, idx] of byUser) {
     let total = 0;
     let now = 0;
@@ -125,13 +167,17 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
       total += inputs[i]!.credits;
       now = Math.max(now, inputs[i]!.now);
     }
-    const all = await trx
-      .updateTable('billing_accounts')
-      .set({ balance: sql`balance - ${total}`, updated_at: now })
-      .where('user_id', '=', userId)
-      .where('balance', '>=', total)
-      .executeTakeFirst();
-    if (Number(all.numUpdatedRows) === 1) {
+    // Calls of keys with a monthly limit go one by one (their limit is checked under a lock first).
+    const budgeted = idx.some((i) => inputs[i]!.keyBudget);
+    const all = budgeted
+      ? null
+      : await trx
+          .updateTable('billing_accounts')
+          .set({ balance: sql`balance - ${total}`, updated_at: now })
+          .where('user_id', '=', userId)
+          .where('balance', '>=', total)
+          .executeTakeFirst();
+    if (all && Number(all.numUpdatedRows) === 1) {
       for (const i of idx) {
         const r = row(inputs[i]!, inputs[i]!.credits, 0);
         rows.push(r);
@@ -142,9 +188,12 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     for (const i of idx) {
       const h = inputs[i]!;
       try {
+        const refusal = await keyBudgetRefusal(trx, h, keyHeld);
+        if (refusal) throw refusal;
         const split = await reserveIn(trx, userId, h.credits, h.now);
         const r = row(h, split.free, split.metered);
         rows.push(r);
+        if (h.keyId) keyHeld.set(h.keyId, (keyHeld.get(h.keyId) ?? 0) + h.credits);
         out[i] = { ok: true, value: r };
       } catch (err) {
         // Refusals write nothing; anything else is a database fault and fails the group.

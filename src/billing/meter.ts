@@ -5,7 +5,8 @@ import type { Database } from '../db/index.ts';
 import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
-import { createLedgerGroups } from './group-commit.ts';
+import { assertKeyAllowsModel, monthStartUtc } from '../keys/policy.ts';
+import { createLedgerGroups, type HoldInput } from './group-commit.ts';
 import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
@@ -29,6 +30,15 @@ export async function assertModelAccess(ctx: Pick<MeterCtx, 'database'>, princip
   }
 }
 
+/** The key of an API-key call, and its monthly budget check when the key has a limit. */
+function keyHoldFields(principal: Principal, now: number): Pick<HoldInput, 'keyId' | 'keyBudget'> {
+  if (principal.kind !== 'api_key') return {};
+  return {
+    keyId: principal.credentialId,
+    ...(principal.key?.monthlyCreditLimit != null ? { keyBudget: { monthStart: monthStartUtc(now) } } : {}),
+  };
+}
+
 /** How long a hold may stay open before the sweeper treats its process as dead. */
 export const holdTtlMs = (config: Config): number => config.inference.timeoutMs + config.billing.holdGraceMs;
 
@@ -42,6 +52,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
   const groups = createLedgerGroups(ctx.database.db);
   return {
     async checkModelAccess(principal, model) {
+      assertKeyAllowsModel(principal, model);
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
     async hold(req: ChargeRequest): Promise<Hold> {
@@ -52,6 +63,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         credits: req.credits,
         now: ctx.clock.now(),
         ttlMs: holdTtlMs(ctx.config),
+        ...keyHoldFields(req.principal, ctx.clock.now()),
       });
       let done = false;
       return {

@@ -15,6 +15,7 @@ export const billingOperations = [
     input: z.object({}),
     output: BillingSummary,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'billing:read',
     errors: AUTH_ERRORS,
     spendsCredits: false,
     run: ({ deps, caller }) => billingSummary(deps, principalOf(caller)),

@@ -22,7 +22,7 @@ const bearer = [{ bearer: [] }];
 export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   // GET /api/account/billing (getBillingSummary) is declared in operations.ts.
   app.get('/api/account/billing/payments', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'billing:read' },
     schema: {
       operationId: 'getPaymentsBillingProfile',
       tags: ['billing'],
@@ -33,7 +33,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/account/billing/payments', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'billing:write' },
     schema: {
       operationId: 'createPaymentsBillingSession',
       tags: ['billing'],
@@ -45,7 +45,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/billing/costs', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'usage:read' },
     schema: {
       operationId: 'getBillingCosts',
       tags: ['billing'],

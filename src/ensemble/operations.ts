@@ -15,6 +15,7 @@ export const ensembleOperations = [
     input: EnsembleForecastRequest,
     output: EnsembleForecastResponseBody,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'forecast',
     errors: FORECAST_ERRORS,
     spendsCredits: true,
     restSource: 'ensemble',

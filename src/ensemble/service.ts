@@ -360,6 +360,9 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
       return true;
     } catch (err) {
       if (err instanceof AppError && (err.code === 'no_model_access' || err.code === 'model_access_denied')) return false;
+      // A key restricted to some models: default candidates outside them are skipped; a model
+      // listed explicitly is refused with the key's own error (403 key_model_not_allowed).
+      if (err instanceof AppError && err.code === 'key_model_not_allowed' && !req.models) return false;
       throw err;
     }
   });

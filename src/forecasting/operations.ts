@@ -32,6 +32,7 @@ export const forecastOperations = [
     input: ForecastRequest,
     output: ForecastResponseBody,
     auth: ANY_CREDENTIAL,
+    scope: 'forecast',
     errors: FORECAST_ERRORS,
     spendsCredits: true,
     mcpExample:
@@ -53,6 +54,7 @@ export const forecastOperations = [
     mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
     output: ForecastBatchResponseBody,
     auth: ANY_CREDENTIAL,
+    scope: 'forecast',
     errors: FORECAST_ERRORS,
     points: batchPoints,
     spendsCredits: true,

@@ -33,6 +33,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
       url: op.path,
       config: {
         auth: op.auth === 'public' ? 'public' : 'user',
+        ...(op.scope ? { scope: op.scope } : {}),
         points: (req: FastifyRequest) => pointsOf(op, part === 'body' ? req.body : inputOf(req, part)),
       },
       schema: {

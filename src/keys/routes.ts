@@ -3,8 +3,8 @@ import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
 import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
-import { CreatedKey, CreateKeyRequest, KeyRecord } from './schemas.ts';
-import { createApiKey, listApiKeys, revokeAllApiKeys, revokeApiKey } from './service.ts';
+import { CreatedKey, CreateKeyRequest, KeyIdParams, KeyRecord, UpdateKeyRequest } from './schemas.ts';
+import { createApiKey, listApiKeys, revokeAllApiKeys, revokeApiKey, updateApiKey } from './service.ts';
 
 export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/keys', {
@@ -12,6 +12,8 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     schema: {
       operationId: 'listAccountKeys',
       tags: ['keys'],
+      summary: 'List API keys',
+      description: "The account's live API keys with their scopes, limits and the credits each spent this calendar month (UTC). Never the secrets.",
       security: [{ bearer: [] }],
       response: { 200: z.object({ keys: z.array(KeyRecord) }), ...errors(...AUTH_ERRORS) },
     },
@@ -19,22 +21,26 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/account/keys', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'keys:write' },
     schema: {
       operationId: 'createAccountKey',
       tags: ['keys'],
+      summary: 'Create an API key',
+      description:
+        'Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only.',
       security: [{ bearer: [] }],
       body: CreateKeyRequest,
       response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) },
     },
-    handler: async (req) => createApiKey(deps, principalOf(req), req.body.label),
+    handler: async (req) => createApiKey(deps, principalOf(req), req.body),
   });
 
   app.delete('/api/account/keys', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'keys:write' },
     schema: {
       operationId: 'revokeAllAccountKeys',
       tags: ['keys'],
+      summary: 'Revoke every API key',
       security: [{ bearer: [] }],
       description:
         'Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.',
@@ -43,13 +49,31 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
     handler: async (req) => ({ ok: true as const, revoked: await revokeAllApiKeys(deps, principalOf(req)) }),
   });
 
+  app.patch('/api/account/keys/:key_id', {
+    config: { auth: 'user', scope: 'keys:write' },
+    schema: {
+      operationId: 'updateAccountKey',
+      tags: ['keys'],
+      summary: 'Rename an API key or change its limits',
+      description:
+        'Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key.',
+      security: [{ bearer: [] }],
+      params: KeyIdParams,
+      body: UpdateKeyRequest,
+      response: { 200: KeyRecord, ...errors(...AUTH_ERRORS, 404, 409) },
+    },
+    handler: async (req) => updateApiKey(deps, principalOf(req), req.params.key_id, req.body),
+  });
+
   app.delete('/api/account/keys/:key_id', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'keys:write' },
     schema: {
       operationId: 'revokeAccountKey',
       tags: ['keys'],
+      summary: 'Revoke an API key',
+      description: 'Revokes the key at once; calls made with it are refused with 401 from then on.',
       security: [{ bearer: [] }],
-      params: z.object({ key_id: z.string().min(1).max(64) }),
+      params: KeyIdParams,
       response: { 200: Ok, ...errors(...AUTH_ERRORS, 404) },
     },
     handler: async (req) => {

@@ -14,6 +14,7 @@ export const usageOperations = [
     input: UsageWindow,
     output: UsageSummary,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'usage:read',
     errors: AUTH_ERRORS,
     spendsCredits: false,
     run: ({ deps, caller, input }) => usageSummary(deps, principalOf(caller), input),

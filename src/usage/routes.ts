@@ -8,7 +8,7 @@ import { deleteUsage, listUsage } from './service.ts';
 
 export function registerUsageRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/usage', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'usage:read' },
     schema: {
       operationId: 'listUsageEvents',
       tags: ['usage'],
@@ -27,7 +27,7 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.delete('/api/account/usage', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'deleteUsageEvents',
       tags: ['usage'],
