@@ -178,7 +178,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all. */
+        /** @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         post: operations["signOutEverywhere"];
         delete?: never;
         options?: never;
@@ -212,7 +212,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed. */
+        /** @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         post: operations["resendVerificationEmail"];
         delete?: never;
         options?: never;
@@ -248,6 +248,7 @@ export interface paths {
         get: operations["getAccountMe"];
         put?: never;
         post?: never;
+        /** @description Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         delete: operations["deleteAccountMe"];
         options?: never;
         head?: never;
@@ -263,10 +264,12 @@ export interface paths {
         };
         get: operations["getPrivacySettings"];
         put?: never;
+        /** @description Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         post: operations["postPrivacySettings"];
         delete?: never;
         options?: never;
         head?: never;
+        /** @description Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         patch: operations["patchPrivacySettings"];
         trace?: never;
     };
@@ -277,10 +280,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List API keys
+         * @description The account's live API keys with their scopes, limits and the credits each spent this calendar month (UTC). Never the secrets.
+         */
         get: operations["listAccountKeys"];
         put?: never;
+        /**
+         * Create an API key
+         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         */
         post: operations["createAccountKey"];
-        /** @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all. */
+        /**
+         * Revoke every API key
+         * @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         */
         delete: operations["revokeAllAccountKeys"];
         options?: never;
         head?: never;
@@ -297,10 +311,18 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key at once; calls made with it are refused with 401 from then on. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         */
         delete: operations["revokeAccountKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename an API key or change its limits
+         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         */
+        patch: operations["updateAccountKey"];
         trace?: never;
     };
     "/api/contact": {
@@ -328,7 +350,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address. */
+        /** @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         post: operations["sendInvites"];
         delete?: never;
         options?: never;
@@ -379,7 +401,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast time series
-         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecast"];
         delete?: never;
@@ -399,7 +421,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast a batch of requests
-         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecastBatch"];
         delete?: never;
@@ -419,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -497,7 +519,7 @@ export interface paths {
         };
         /**
          * Usage summary
-         * @description Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601.
+         * @description Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601. Needs a signed-in session or an API key with scope usage:read (read usage and cost reports).
          */
         get: operations["getUsageSummary"];
         put?: never;
@@ -517,7 +539,7 @@ export interface paths {
         };
         /**
          * Billing summary
-         * @description Free credits granted, used and remaining, billing state, metered usage this period and your rate limit.
+         * @description Free credits granted, used and remaining, billing state, metered usage this period and your rate limit. Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile).
          */
         get: operations["getBillingSummary"];
         put?: never;
@@ -723,6 +745,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /** @description Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         delete: operations["unlinkOAuthIdentity"];
         options?: never;
         head?: never;
@@ -736,10 +759,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description Needs a signed-in session or an API key with scope usage:read (read usage and cost reports). */
         get: operations["listUsageEvents"];
         put?: never;
         post?: never;
-        /** @description Deletes your usage history. Credits already used are not given back. */
+        /** @description Deletes your usage history. Credits already used are not given back. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account). */
         delete: operations["deleteUsageEvents"];
         options?: never;
         head?: never;
@@ -753,8 +777,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile). */
         get: operations["getPaymentsBillingProfile"];
         put?: never;
+        /** @description Needs a signed-in session or an API key with scope billing:write (start a checkout or open the payments portal). */
         post: operations["createPaymentsBillingSession"];
         delete?: never;
         options?: never;
@@ -771,7 +797,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items). */
+        /** @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items). Needs a signed-in session or an API key with scope usage:read (read usage and cost reports). */
         post: operations["getBillingCosts"];
         delete?: never;
         options?: never;
@@ -966,7 +992,7 @@ export interface components {
         ErrorResponseBodyInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1111,23 +1137,68 @@ export interface components {
             }[];
         };
         ApiKeyInput: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
         };
         CreatedApiKeyInput: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
             /** @description The secret. Shown this once only. */
             key: string;
         };
         CreateKeyRequestInput: {
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal). Cannot be changed later. */
+            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
+        };
+        UpdateKeyRequestInput: {
+            /** @description New name of the key. */
+            label?: string;
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
         };
         ValidateCredentialRequestInput: {
             /** @description Key to check (tsfm_…); default: the credential of the call. */
@@ -1313,7 +1384,7 @@ export interface components {
         ForecastBatchItemErrorInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1638,7 +1709,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1787,23 +1858,68 @@ export interface components {
             }[];
         };
         ApiKey: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
         };
         CreatedApiKey: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
             /** @description The secret. Shown this once only. */
             key: string;
         };
         CreateKeyRequest: {
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal). Cannot be changed later. */
+            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
+        };
+        UpdateKeyRequest: {
+            /** @description New name of the key. */
+            label?: string;
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
         };
         ValidateCredentialRequest: {
             /** @description Key to check (tsfm_…); default: the credential of the call. */
@@ -1989,7 +2105,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -2626,6 +2742,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2729,6 +2854,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2906,6 +3040,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3022,6 +3165,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3074,6 +3226,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3200,6 +3361,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3265,6 +3435,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3289,6 +3468,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The key id (key_…). */
                 key_id: string;
             };
             cookie?: never;
@@ -3326,7 +3506,106 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    updateAccountKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key id (key_…). */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateKeyRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4051,6 +4330,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4099,6 +4387,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4578,6 +4875,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4659,6 +4965,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4709,6 +5024,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4773,6 +5097,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4825,6 +5158,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4903,6 +5245,15 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
