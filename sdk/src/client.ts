@@ -17,6 +17,10 @@ export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
+/** Scopes and limits of a new key (all optional; docs/keys.md). */
+export type CreateKeyOptions = Omit<Schemas['CreateKeyRequest'], 'label'>;
+/** A key's new label and limits: an absent field stays, null removes the limit. */
+export type UpdateKeyRequest = Schemas['UpdateKeyRequest'];
 export type Session = Schemas['SessionResponse'];
 export type CredentialInfo = Schemas['ValidateCredentialResponse'];
 
@@ -175,7 +179,11 @@ export class TsfmClient {
   readonly keys = {
     list: async (): Promise<ApiKey[]> => unwrap(await this.api.GET('/api/account/keys')).keys,
     /** Creates a key; its secret (`key`) is in this answer only. */
-    create: async (label: string): Promise<CreatedApiKey> => unwrap(await this.api.POST('/api/account/keys', { body: { label } })),
+    create: async (label: string, opts: CreateKeyOptions = {}): Promise<CreatedApiKey> =>
+      unwrap(await this.api.POST('/api/account/keys', { body: { ...opts, label } })),
+    /** Renames a key or changes its limits (needs a session or a key with scope keys:write). */
+    update: async (id: string, patch: UpdateKeyRequest): Promise<ApiKey> =>
+      unwrap(await this.api.PATCH('/api/account/keys/{key_id}', { params: { path: { key_id: id } }, body: patch })),
     revoke: async (id: string): Promise<void> => {
       unwrap(await this.api.DELETE('/api/account/keys/{key_id}', { params: { path: { key_id: id } } }));
     },

@@ -788,6 +788,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Low-balance alert setting
+         * @description The low-balance threshold (credits) and whether its alert was mailed since the balance was last above it. Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile).
+         */
+        get: operations["getAccountAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the low-balance alert
+         * @description Sets the low-balance threshold in credits (null: off). The first debit that takes the prepaid balance below it mails the account, once; a top-up back above it, or a new threshold, re-arms the alert. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
+         */
+        patch: operations["updateAccountAlerts"];
+        trace?: never;
+    };
     "/api/billing/costs": {
         parameters: {
             query?: never;
@@ -892,6 +916,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AlertSettingsInput: {
+            /** @description Credits; null = no alert. */
+            low_balance_threshold: number | null;
+            /** @description True when the alert was mailed and the balance has not been topped up above the threshold since. */
+            low_balance_alerted: boolean;
+        };
+        AlertSettingsRequestInput: {
+            /** @description Mail the account once when a debit takes the prepaid balance below this many credits; null turns the alert off. */
+            low_balance_threshold: number | null;
+        };
         RegisterClientRequestInput: {
             client_name?: string;
             redirect_uris: string[];
@@ -1608,6 +1642,16 @@ export interface components {
             events: components["schemas"]["UsageEventInput"][];
             limit: number;
             offset: number;
+        };
+        AlertSettings: {
+            /** @description Credits; null = no alert. */
+            low_balance_threshold: number | null;
+            /** @description True when the alert was mailed and the balance has not been topped up above the threshold since. */
+            low_balance_alerted: boolean;
+        };
+        AlertSettingsRequest: {
+            /** @description Mail the account once when a debit takes the prepaid balance below this many credits; null turns the alert off. */
+            low_balance_threshold: number | null;
         };
         RegisterClientRequest: {
             client_name?: string;
@@ -5203,6 +5247,140 @@ export interface operations {
             };
             /** @description Default Response */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    getAccountAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    updateAccountAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertSettingsRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

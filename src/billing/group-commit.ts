@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
 import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
 /**
@@ -220,10 +221,16 @@ export interface SettleInput {
  * released fails its call: no 200 without its debit), refunds are summed per account, and the
  * usage events, ledger entries and metered-usage outbox rows go in one insert each.
  */
-async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ usageEventId: string }>[]> {
+export interface Settled {
+  usageEventId: string;
+  /** Set on the one call whose debit took the account below its low-balance threshold (mail it). */
+  lowBalance?: LowBalance;
+}
+
+async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
   const ids = inputs.map((s) => s.hold.id);
   const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
-  const out: Outcome<{ usageEventId: string }>[] = new Array<Outcome<{ usageEventId: string }>>(inputs.length);
+  const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
   const refunds = new Map<string, { credits: number; now: number }>();
   const events: Insertable<UsageEventsTable>[] = [];
   const entries: Insertable<CreditLedgerTable>[] = [];
@@ -286,6 +293,14 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ u
     }
     await trx.insertInto('metered_usage_outbox').values(outbox).execute();
   }
+  // The low-balance alert, claimed at most once per account (guarded update), by the first call of the account in this group.
+  const debited = [...new Set(inputs.filter((_, i) => out[i]?.ok).map((x) => x.hold.user_id))];
+  const alerts = await claimLowBalanceAlerts(trx, debited, Math.max(...inputs.map((x) => x.settlement.now)));
+  for (const a of alerts) {
+    const i = inputs.findIndex((x, k) => x.hold.user_id === a.userId && out[k]?.ok);
+    const o = out[i];
+    if (o?.ok) o.value.lowBalance = a;
+  }
   return out;
 }
 
@@ -328,7 +343,7 @@ async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<b
 /** The three lanes the ledger meter uses. */
 export interface LedgerGroups {
   hold(input: HoldInput): Promise<HoldRow>;
-  settle(input: SettleInput): Promise<{ usageEventId: string }>;
+  settle(input: SettleInput): Promise<Settled>;
   release(input: ReleaseInput): Promise<boolean>;
 }
 

@@ -6,6 +6,7 @@ import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { assertKeyAllowsModel, monthStartUtc } from '../keys/policy.ts';
+import type { LowBalance } from './alerts.ts';
 import { createLedgerGroups, type HoldInput } from './group-commit.ts';
 import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
 
@@ -14,6 +15,8 @@ export interface MeterCtx {
   clock: Clock;
   config: Config;
   catalog: Pick<Catalog, 'get'>;
+  /** Called (not awaited) after a debit took the account below its low-balance threshold. */
+  onLowBalance?: (alert: LowBalance) => Promise<void>;
 }
 
 /** The access map the catalog is built with: MODELS_BILLING_ONLY lists models reserved to billing accounts. */
@@ -71,7 +74,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
           if (done) return;
           done = true;
           try {
-            await groups.settle({
+            const settled = await groups.settle({
               hold: row,
               settlement: {
                 principal: req.principal,
@@ -85,6 +88,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
                 now: ctx.clock.now(),
               },
             });
+            if (settled.lowBalance && ctx.onLowBalance) void ctx.onLowBalance(settled.lowBalance);
           } catch (err) {
             done = false; // nothing was debited: the caller's release must still give the credits back
             throw err;

@@ -4,6 +4,7 @@ import { principalOf } from '../http/auth.ts';
 import { AppError } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
+import { AlertSettings, AlertSettingsRequest, getAlertSettings, setAlertSettings } from './alerts.ts';
 import { donePage, localPage } from './pages.ts';
 import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './providers/local.ts';
 import {
@@ -42,6 +43,34 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
       response: { 200: PaymentsBillingSession, ...errors(...AUTH_ERRORS, 409, 502) },
     },
     handler: async (req) => createPaymentsSession(deps, principalOf(req), req.body),
+  });
+
+  app.get('/api/account/alerts', {
+    config: { auth: 'user', scope: 'billing:read' },
+    schema: {
+      operationId: 'getAccountAlerts',
+      tags: ['billing'],
+      summary: 'Low-balance alert setting',
+      description: 'The low-balance threshold (credits) and whether its alert was mailed since the balance was last above it.',
+      security: bearer,
+      response: { 200: AlertSettings, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => getAlertSettings(deps, principalOf(req)),
+  });
+
+  app.patch('/api/account/alerts', {
+    config: { auth: 'user', scope: 'account:write' },
+    schema: {
+      operationId: 'updateAccountAlerts',
+      tags: ['billing'],
+      summary: 'Set the low-balance alert',
+      description:
+        'Sets the low-balance threshold in credits (null: off). The first debit that takes the prepaid balance below it mails the account, once; a top-up back above it, or a new threshold, re-arms the alert.',
+      security: bearer,
+      body: AlertSettingsRequest,
+      response: { 200: AlertSettings, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => setAlertSettings(deps, principalOf(req), req.body.low_balance_threshold),
   });
 
   app.post('/api/billing/costs', {
