@@ -100,34 +100,55 @@ export interface HoldInput {
 }
 
 /**
- * A key's monthly limit, checked inside the hold transaction (ADR 0016). The no-op UPDATE locks
- * the key's row (PostgreSQL: until commit, so a concurrent hold of the same key, in this process
- * or another, waits and then sees this one's hold; SQLite: transactions are serial anyway) and
- * reads the limit as it is now. Spent = this month's usage events of the key + its open holds +
- * what this group already held for it. Returns the refusal, or null when the call fits.
+ * Locks the rows of the group's keys that have a monthly limit and reads their limits as they are
+ * now (ADR 0016). A no-op UPDATE takes the row lock (PostgreSQL: until commit, so a hold of the
+ * same key in another transaction, in this process or another, waits and then sees this one's
+ * hold; SQLite: transactions are serial anyway). Keys are locked first and in id order, before
+ * any account row, so two groups can never wait on each other in a cycle.
  */
-async function keyBudgetRefusal(trx: Db, h: HoldInput, inGroup: Map<string, number>): Promise<AppError | null> {
+async function lockKeyLimits(trx: Db, inputs: HoldInput[]): Promise<Map<string, number | null>> {
+  const ids = [...new Set(inputs.filter((h) => h.keyBudget && h.keyId).map((h) => h.keyId as string))].sort();
+  const limits = new Map<string, number | null>();
+  for (const id of ids) {
+    const key = await trx
+      .updateTable('api_keys')
+      .set({ monthly_credit_limit: sql`monthly_credit_limit` })
+      .where('id', '=', id)
+      .returning('monthly_credit_limit')
+      .executeTakeFirst();
+    limits.set(id, key?.monthly_credit_limit == null ? null : Number(key.monthly_credit_limit));
+  }
+  return limits;
+}
+
+/**
+ * A key's monthly limit, checked under the lock taken by `lockKeyLimits`: spent = this month's
+ * (UTC) usage events of the key + its open holds + what this group already held for it. Returns
+ * the refusal, or null when the call fits.
+ */
+async function keyBudgetRefusal(trx: Db, h: HoldInput, limits: Map<string, number | null>, inGroup: Map<string, number>): Promise<AppError | null> {
   if (!h.keyId || !h.keyBudget) return null;
-  const key = await trx
-    .updateTable('api_keys')
-    .set({ monthly_credit_limit: sql`monthly_credit_limit` })
-    .where('id', '=', h.keyId)
-    .returning('monthly_credit_limit')
+  const limit = limits.get(h.keyId);
+  if (limit == null) return null;
+  const { keyId, keyBudget } = h;
+  // One statement, so one snapshot: a settle committing meanwhile turns a hold into a usage event
+  // atomically, and two statements could see it in neither (PostgreSQL's read committed).
+  const r = await trx
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('usage_events')
+        .select((e) => e.fn.sum<string | number>('credits').as('s'))
+        .where('key_id', '=', keyId)
+        .where('created_at', '>=', keyBudget.monthStart)
+        .as('used'),
+      eb
+        .selectFrom('credit_holds')
+        .select((e) => e.fn.sum<string | number>(sql`free_credits + metered_credits`).as('s'))
+        .where('key_id', '=', keyId)
+        .as('held'),
+    ])
     .executeTakeFirst();
-  if (!key || key.monthly_credit_limit === null) return null;
-  const limit = Number(key.monthly_credit_limit);
-  const used = await trx
-    .selectFrom('usage_events')
-    .select((eb) => eb.fn.sum<string | number>('credits').as('s'))
-    .where('key_id', '=', h.keyId)
-    .where('created_at', '>=', h.keyBudget.monthStart)
-    .executeTakeFirst();
-  const held = await trx
-    .selectFrom('credit_holds')
-    .select((eb) => eb.fn.sum<string | number>(sql`free_credits + metered_credits`).as('s'))
-    .where('key_id', '=', h.keyId)
-    .executeTakeFirst();
-  const spent = Number(used?.s ?? 0) + Number(held?.s ?? 0) + (inGroup.get(h.keyId) ?? 0);
+  const spent = Number(r?.used ?? 0) + Number(r?.held ?? 0) + (inGroup.get(keyId) ?? 0);
   if (spent + h.credits <= limit) return null;
   return new AppError(
     'key_budget_exceeded',
@@ -160,6 +181,7 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     expires_at: h.now + h.ttlMs,
     key_id: h.keyId ?? null,
   });
+  const keyLimits = await lockKeyLimits(trx, inputs);
   const keyHeld = new Map<string, number>();
   for (const [userId, idx] of byUser) {
     let total = 0;
@@ -189,7 +211,7 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     for (const i of idx) {
       const h = inputs[i]!;
       try {
-        const refusal = await keyBudgetRefusal(trx, h, keyHeld);
+        const refusal = await keyBudgetRefusal(trx, h, keyLimits, keyHeld);
         if (refusal) throw refusal;
         const split = await reserveIn(trx, userId, h.credits, h.now);
         const r = row(h, split.free, split.metered);
@@ -216,17 +238,17 @@ export interface SettleInput {
   settlement: Settlement;
 }
 
-/**
- * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
- * released fails its call: no 200 without its debit), refunds are summed per account, and the
- * usage events, ledger entries and metered-usage outbox rows go in one insert each.
- */
 export interface Settled {
   usageEventId: string;
   /** Set on the one call whose debit took the account below its low-balance threshold (mail it). */
   lowBalance?: LowBalance;
 }
 
+/**
+ * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
+ * released fails its call: no 200 without its debit), refunds are summed per account, and the
+ * usage events, ledger entries and metered-usage outbox rows go in one insert each.
+ */
 async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
   const ids = inputs.map((s) => s.hold.id);
   const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
