@@ -854,7 +854,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance. */
+        /** @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance. Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)). */
         get: operations["adminFindAccounts"];
         put?: never;
         post?: never;
@@ -871,6 +871,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)). */
         get: operations["adminListAdjustments"];
         put?: never;
         post?: never;
@@ -889,6 +890,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)). */
         post: operations["adminGrantCredits"];
         delete?: never;
         options?: never;
@@ -905,6 +907,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)). */
         post: operations["adminResetUsage"];
         delete?: never;
         options?: never;
@@ -1180,7 +1183,7 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             /** @description What the key may do. */
-            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             expires_at: string | null;
             allowed_models: string[] | null;
             monthly_credit_limit: number | null;
@@ -1198,7 +1201,7 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             /** @description What the key may do. */
-            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             expires_at: string | null;
             allowed_models: string[] | null;
             monthly_credit_limit: number | null;
@@ -1211,8 +1214,8 @@ export interface components {
         CreateKeyRequestInput: {
             /** @description Name of the key, unique among the live keys of the account. */
             label: string;
-            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal). Cannot be changed later. */
-            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal); admin (administrator operations (and the account's administrator role)). Cannot be changed later. */
+            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
             expires_at?: string | null;
             /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
@@ -1911,7 +1914,7 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             /** @description What the key may do. */
-            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             expires_at: string | null;
             allowed_models: string[] | null;
             monthly_credit_limit: number | null;
@@ -1929,7 +1932,7 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             /** @description What the key may do. */
-            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             expires_at: string | null;
             allowed_models: string[] | null;
             monthly_credit_limit: number | null;
@@ -1942,8 +1945,8 @@ export interface components {
         CreateKeyRequest: {
             /** @description Name of the key, unique among the live keys of the account. */
             label: string;
-            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal). Cannot be changed later. */
-            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write")[];
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal); admin (administrator operations (and the account's administrator role)). Cannot be changed later. */
+            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
             expires_at?: string | null;
             /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */

@@ -59,7 +59,7 @@ const AccountMatch = z
 
 export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/admin/users', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminFindAccounts',
       tags: ['admin'],
@@ -72,7 +72,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.get('/api/admin/billing/adjustments', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminListAdjustments',
       tags: ['admin'],
@@ -88,7 +88,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/admin/billing/credits', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminGrantCredits',
       tags: ['admin'],
@@ -100,7 +100,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/admin/billing/usage/reset', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminResetUsage',
       tags: ['admin'],

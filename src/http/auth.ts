@@ -67,11 +67,11 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       req.principal = null;
       throw new AppError('invalid_credential', 'OAuth access tokens are accepted only by the MCP endpoint (/mcp)');
     }
-    const scope = req.routeOptions.config.scope;
-    if (scope) requireScope(req.principal, scope);
     if (mode === 'admin' && req.principal.user.role !== 'admin') {
       throw new AppError('forbidden', 'This operation needs the administrator role');
     }
+    const scope = req.routeOptions.config.scope;
+    if (scope) requireScope(req.principal, scope);
   });
 }
 

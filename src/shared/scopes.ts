@@ -12,6 +12,7 @@ export const SCOPES = {
   'keys:write': 'create, change and revoke API keys',
   'account:write': 'change privacy and alert settings, sign out everywhere, delete the account',
   'billing:write': 'start a checkout or open the payments portal',
+  admin: "administrator operations (and the account's administrator role)",
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -76,6 +76,19 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     assert.deepEqual(bad.body.detail[0].loc.slice(0, 2), ['body', 'scopes']);
   });
 
+  test("an administrator's API key needs scope admin for the admin routes; the session does not", async () => {
+    const email = `admin-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+    const a = await registerUser(t, { email });
+    await t.deps.database.db.updateTable('users').set({ role: 'admin' }).where('id', '=', a.id).execute();
+    const plain = await key(a);
+    const scoped = await key(a, { scopes: ['admin'] });
+    assert.equal((await call(t, 'GET', '/api/admin/billing/adjustments', { token: a.token })).status, 200);
+    const r = await call(t, 'GET', '/api/admin/billing/adjustments', { token: plain.key });
+    assert.equal(r.status, 403);
+    assert.match(r.body.error, /scope admin/);
+    assert.equal((await call(t, 'GET', '/api/admin/billing/adjustments', { token: scoped.key })).status, 200);
+  });
+
   test('the scope of a route is in the OpenAPI document: its 403 and who may call it', async () => {
     const doc = (await call(t, 'GET', '/openapi.json')).body;
     const create = doc.paths['/api/account/keys'].post;
