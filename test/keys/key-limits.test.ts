@@ -156,6 +156,22 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     } finally {
       await client.close();
     }
+    // The key's own rate limit counts tool calls too (and, as for the account, the other MCP
+    // messages: initialize and its notification are 2 of these 3).
+    const slow = await key(u, { rate_limit_per_minute: 3 });
+    const c2 = new Client({ name: 'test', version: '1' });
+    await c2.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${slow.key}` } } }));
+    try {
+      assert.notEqual((await c2.callTool({ name: 'listModels', arguments: {} })).isError, true);
+      const r = await c2.callTool({ name: 'listModels', arguments: {} });
+      assert.equal(r.isError, true);
+      assert.match(
+        (r.content as { text: string }[])[0]?.text ?? '',
+        /^Error rate_limit_exceeded \(HTTP 429\): Rate limit exceeded: 3 requests for this API key/,
+      );
+    } finally {
+      await c2.close();
+    }
   });
 
   test('PATCH renames and changes limits (null clears); the list shows spend this month; another account gets 404', async () => {
