@@ -111,7 +111,37 @@ const envSchema = z.object({
   REMOTE_HEALTH_INTERVAL_MS: intFrom(5000, 200, 3_600_000),
   INFERENCE_TOKEN: z.string().min(16, 'use at least 16 characters').optional(),
   METRICS_TOKEN: z.string().min(16, 'use at least 16 characters').optional(),
+  // Outbound fetches (series URLs, schedule sources and callbacks): docs/schedules.md, ADR 0020.
+  OUTBOUND_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  OUTBOUND_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false'),
+  OUTBOUND_TIMEOUT_MS: intFrom(10_000, 100, 120_000),
+  OUTBOUND_MAX_BYTES: intFrom(5 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  OUTBOUND_MAX_REDIRECTS: intFrom(3, 0, 10),
+  INGEST_MAX_BYTES: intFrom(5 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  INGEST_MAX_ROWS: intFrom(200_000, 1, 10_000_000),
+  INGEST_MAX_COLUMNS: intFrom(100, 2, 10_000),
+  INGEST_MAX_SERIES: intFrom(1000, 1, 100_000),
+  SCHEDULER: z.enum(['on', 'off']).default('on'),
+  SCHEDULER_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
+  SCHEDULE_LEASE_MS: intFrom(120_000, 1000, 86_400_000),
+  SCHEDULES_MAX_ACTIVE: intFrom(20, 0, 100_000),
+  SCHEDULE_MAX_ATTEMPTS: intFrom(4, 1, 20),
+  SCHEDULE_RETRY_BASE_MS: intFrom(30_000, 10, 86_400_000),
+  SCHEDULE_PAUSE_AFTER_FAILURES: intFrom(5, 1, 1000),
+  SCHEDULE_MAX_PAYLOAD_BYTES: intFrom(1024 * 1024, 1024, 64 * 1024 * 1024),
+  // 32 bytes, base64 or hex: encrypts the webhook signing secrets at rest (AES-256-GCM).
+  SCHEDULE_SECRET_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || keyBytes(v) !== null, { message: 'must be 32 bytes as 64 hex digits or base64' }),
 });
+
+/** A 32-byte key given as 64 hex digits or base64; null when it is neither. */
+export function keyBytes(v: string): Buffer | null {
+  if (/^[0-9a-f]{64}$/i.test(v)) return Buffer.from(v, 'hex');
+  const b = Buffer.from(v, 'base64');
+  return b.length === 32 ? b : null;
+}
 
 /** A third-party identity provider people can sign in with (configured by environment). */
 export interface IdentityProviderConfig {
@@ -192,7 +222,33 @@ export type Config = {
   };
   /** GET /metrics: off, or on with a bearer token (null: loopback clients only). */
   metrics: { enabled: boolean; token: string | null };
+  /** Fetches this service makes on a user's behalf (src/outbound): refused towards private networks. */
+  outbound: OutboundConfig;
+  /** POST /v1/series/ingest limits. */
+  ingest: { maxBytes: number; maxRows: number; maxColumns: number; maxSeries: number };
+  schedules: {
+    /** The scheduler loop runs in this process (every replica may run it: runs are claimed in the database). */
+    scheduler: boolean;
+    intervalMs: number;
+    leaseMs: number;
+    maxActive: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    pauseAfterFailures: number;
+    maxPayloadBytes: number;
+    /** AES-256-GCM key for the webhook secrets at rest; null stores them as they are (docs/schedules.md). */
+    secretKey: Buffer | null;
+  };
 };
+
+export interface OutboundConfig {
+  allowHttp: boolean;
+  /** Tests and single-machine setups only: lets 127.0.0.0/8 and ::1 through (never private ranges). */
+  allowLoopback: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -328,6 +384,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retries: e.REMOTE_RETRIES,
       healthIntervalMs: e.REMOTE_HEALTH_INTERVAL_MS,
       token: e.INFERENCE_TOKEN ?? null,
+    },
+    outbound: {
+      allowHttp: e.OUTBOUND_ALLOW_HTTP === 'true',
+      allowLoopback: e.OUTBOUND_ALLOW_LOOPBACK === 'true',
+      timeoutMs: e.OUTBOUND_TIMEOUT_MS,
+      maxBytes: e.OUTBOUND_MAX_BYTES,
+      maxRedirects: e.OUTBOUND_MAX_REDIRECTS,
+    },
+    ingest: { maxBytes: e.INGEST_MAX_BYTES, maxRows: e.INGEST_MAX_ROWS, maxColumns: e.INGEST_MAX_COLUMNS, maxSeries: e.INGEST_MAX_SERIES },
+    schedules: {
+      scheduler: e.SCHEDULER === 'on',
+      intervalMs: e.SCHEDULER_INTERVAL_MS,
+      leaseMs: e.SCHEDULE_LEASE_MS,
+      maxActive: e.SCHEDULES_MAX_ACTIVE,
+      maxAttempts: e.SCHEDULE_MAX_ATTEMPTS,
+      retryBaseMs: e.SCHEDULE_RETRY_BASE_MS,
+      pauseAfterFailures: e.SCHEDULE_PAUSE_AFTER_FAILURES,
+      maxPayloadBytes: e.SCHEDULE_MAX_PAYLOAD_BYTES,
+      secretKey: e.SCHEDULE_SECRET_KEY ? keyBytes(e.SCHEDULE_SECRET_KEY) : null,
     },
   };
 }

@@ -12,6 +12,7 @@ import type { RateLimiter } from './ratelimit/limiter.ts';
 import type { Engine } from './engine/types.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { Fetcher } from './outbound/fetcher.ts';
 
 /** Everything the services need, wired once by a plain factory (no DI container). */
 export interface Deps {
@@ -39,6 +40,8 @@ export interface Deps {
    * `spendPoints(rateLimiter, principal, points)` themselves (account and API key limits).
    */
   rateLimiter: RateLimiter;
+  /** Every fetch of a URL a user gave (series sources, schedule sources and callbacks): private networks refused (src/outbound). */
+  fetcher: Fetcher;
   /** Prometheus metrics (GET /metrics); the engine, meter and rate limiter above are instrumented. */
   metrics: Metrics;
   /** Background jobs (hold sweeper, usage reporter); false keeps them off (tests that drive them by hand). */

@@ -19,6 +19,8 @@ import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
+import { createFetcher } from './outbound/fetcher.ts';
+import { createScheduler, type Scheduler } from './schedules/runner.ts';
 
 export async function createDeps(config: Config, overrides: Partial<Omit<Deps, 'config' | 'close'>> = {}): Promise<Deps> {
   const database = overrides.database ?? (await openDatabase(config.database));
@@ -34,7 +36,9 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
   );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
   const mailer = overrides.mailer ?? createMailer(config.mail);
+  const fetcher = overrides.fetcher ?? createFetcher(config.outbound);
   const stops: Array<() => void> = [];
+  let scheduler: Scheduler | null = null;
   const deps: Deps = {
     engine,
     catalog,
@@ -65,8 +69,11 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     payments,
     rateLimiter,
     metrics,
+    fetcher,
     async close() {
       for (const stop of stops) stop();
+      await scheduler?.stop();
+      await fetcher.close();
       await rateLimiter.close();
       await engine.close();
       await database.close();
@@ -86,6 +93,11 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
       }).stop,
     );
     stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
+    if (config.schedules.scheduler) {
+      // Every replica runs the loop; runs are claimed in the database (ADR 0020).
+      scheduler = createScheduler(deps, { log: (what, err) => log(what)(err) });
+      scheduler.start();
+    }
   }
   return deps;
 }

@@ -5,6 +5,8 @@ import { forecastOperations } from './forecasting/operations.ts';
 import { keyOperations } from './keys/operations.ts';
 import type { Operation } from './shared/operation.ts';
 import { usageOperations } from './usage/operations.ts';
+import { seriesOperations } from './series/operations.ts';
+import { scheduleOperations } from './schedules/operations.ts';
 
 /**
  * Every operation declared once (each feature's operations.ts). REST registers each as a route,
@@ -17,4 +19,6 @@ export const operations: readonly Operation[] = [
   ...keyOperations,
   ...usageOperations,
   ...billingOperations,
+  ...seriesOperations,
+  ...scheduleOperations,
 ];

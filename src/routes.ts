@@ -15,6 +15,7 @@ import { registerOperations } from './http/operations.ts';
 import type { ZApp } from './http/types.ts';
 import { operations } from './operations.ts';
 import { registerWebRoutes } from './web/routes.ts';
+import { registerSeriesRoutes } from './series/routes.ts';
 
 /** Every feature's routes and every declared operation, in one place (the composition layer, above http/). */
 export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
@@ -24,6 +25,7 @@ export async function registerRoutes(app: ZApp, deps: Deps): Promise<void> {
   registerKeyRoutes(app, deps);
   registerContactRoutes(app, deps);
   registerCatalogRoutes(app, deps);
+  registerSeriesRoutes(app, deps);
   registerOperations(app, deps, operations);
   registerOAuthRoutes(app, deps);
   registerMcpRoutes(app, deps);

@@ -550,6 +550,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/series/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a table into forecast inputs
+         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        post: operations["ingestSeries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your schedules
+         * @description All schedules of your account, oldest first, active and paused. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Schedule a recurring forecast
+         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description One schedule of your account (404 for an unknown id or another account’s). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Deletes a schedule and its run history; no further runs happen. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
+    "/v1/schedules/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a schedule
+         * @description Stops future runs until resumed (a run already under way finishes). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a schedule
+         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Run history of a schedule
+         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         */
+        get: operations["listScheduleRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -1047,6 +1179,202 @@ export interface components {
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
         };
+        ForecastInputInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Name → values aligned with target. */
+            past_covariates?: {
+                [key: string]: (number | null)[];
+            } | null;
+            /** @description Name → values for the forecast steps. */
+            future_covariates?: {
+                [key: string]: number[];
+            } | null;
+            /** @description Name → one number for the series. */
+            static_covariates?: {
+                [key: string]: number;
+            } | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        ForecastParametersInput: {
+            /**
+             * @description Steps to forecast (the horizon, "h"). Default 24.
+             * @default 24
+             */
+            prediction_length?: number;
+            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
+            frequency?: string | null;
+            /** @description Alias of frequency. */
+            freq?: string | null;
+            /** @description Default [0.1, 0.5, 0.9]. */
+            quantile_levels?: number[] | null;
+            /** @description Alias of quantile_levels. */
+            quantiles?: number[] | null;
+            /** @description Use only the last N points. */
+            context_length?: number | null;
+            /** @description Sample paths to return. */
+            num_samples?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            temperature?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            top_p?: number | null;
+        };
+        ForecastRequestInput: {
+            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
+            model: string;
+            /** @description One entry per series. */
+            inputs: components["schemas"]["ForecastInputInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
+            parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        QuantilePredictionInput: {
+            level: number;
+            values: number[][];
+        };
+        PredictionInput: {
+            mean: number[][];
+            quantile_predictions: components["schemas"]["QuantilePredictionInput"][] | null;
+            samples: number[][][] | null;
+            timestamps: string[] | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        UsageInput: {
+            input_tokens: number;
+            output_tokens: number;
+            total_tokens: number;
+        };
+        ForecastResponseBodyInput: {
+            id: string;
+            object: string;
+            created: number;
+            model: string;
+            provider: string;
+            horizon: number;
+            prediction_length: number | null;
+            quantile_levels: number[];
+            input_points: number | null;
+            max_context_length: number | null;
+            truncated_from: number | null;
+            outputs: components["schemas"]["PredictionInput"][];
+            usage: components["schemas"]["UsageInput"];
+            latency_ms: number | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ForecastBatchItemErrorInput: {
+            error: string;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+            status: number;
+            detail?: {
+                [key: string]: unknown;
+            }[];
+        };
+        ForecastBatchRequestInput: {
+            /** @description Array of ForecastRequest (at most 64). */
+            requests: unknown[];
+        };
+        ForecastBatchItemBodyInput: {
+            ok: boolean;
+            result: components["schemas"]["ForecastResponseBodyInput"] | null;
+            error: components["schemas"]["ForecastBatchItemErrorInput"] | null;
+        };
+        ForecastBatchResponseBodyInput: {
+            object: string;
+            data: components["schemas"]["ForecastBatchItemBodyInput"][];
+        };
+        SeriesIngestRequestInput: {
+            /**
+             * @description Format of the data; auto looks at the first characters and the delimiter.
+             * @default auto
+             * @enum {string}
+             */
+            format?: "auto" | "csv" | "tsv" | "json";
+            /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+            time_column?: string | null;
+            /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+            value_column?: string | null;
+            /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+            id_column?: string | null;
+            /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+            frequency?: string | null;
+            /**
+             * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+             * @default error
+             * @enum {string}
+             */
+            duplicates?: "error" | "first" | "last" | "mean";
+            /**
+             * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+             * @default null
+             * @enum {string}
+             */
+            gaps?: "null" | "error";
+            /** @description The data pasted as text: CSV, TSV or JSON (an array of records, or an object of columns). */
+            text?: string | null;
+            /** @description An https URL to fetch the data from (private and loopback addresses are refused). */
+            url?: string | null;
+        };
+        SeriesIngestResponseInput: {
+            /** @constant */
+            object: "series.ingest";
+            /** @enum {string} */
+            format: "csv" | "tsv" | "json";
+            /** @description Data rows read. */
+            rows: number;
+            columns: {
+                time: string;
+                /** @description One entry in long format; several in wide format (one series per column). */
+                value: string[];
+                id: string | null;
+                ignored: string[];
+            };
+            /** @description Detected (or given) pandas frequency code; null when the timestamps are irregular. */
+            frequency: string | null;
+            /** @description The forecast input shape: pass as `inputs` of POST /v1/forecast. */
+            inputs: components["schemas"]["ForecastInputInput"][];
+            series: {
+                unique_id: string;
+                start: string;
+                end: string;
+                /** @description Steps, gaps included. */
+                length: number;
+                /** @description Steps with a value. */
+                observed: number;
+                /** @description Steps added as null for gaps, plus empty values. */
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            gaps: {
+                unique_id: string;
+                after: string;
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            duplicates: {
+                unique_id: string;
+                time: string;
+                rows: number[];
+            }[];
+            warnings: string[];
+        };
         AccountUserInput: {
             id: string;
             email: string;
@@ -1322,127 +1650,6 @@ export interface components {
                 costNanoUsd: number;
             }[];
         };
-        ForecastInputInput: {
-            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
-            target?: ((number | null)[] | (number | null))[];
-            /** @description ISO 8601 timestamp of the first observation. */
-            start?: string | null;
-            /** @description Name → values aligned with target. */
-            past_covariates?: {
-                [key: string]: (number | null)[];
-            } | null;
-            /** @description Name → values for the forecast steps. */
-            future_covariates?: {
-                [key: string]: number[];
-            } | null;
-            /** @description Name → one number for the series. */
-            static_covariates?: {
-                [key: string]: number;
-            } | null;
-            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Alias of metadata.item_id. */
-            item_id?: string | number | null;
-        };
-        ForecastParametersInput: {
-            /**
-             * @description Steps to forecast (the horizon, "h"). Default 24.
-             * @default 24
-             */
-            prediction_length?: number;
-            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
-            frequency?: string | null;
-            /** @description Alias of frequency. */
-            freq?: string | null;
-            /** @description Default [0.1, 0.5, 0.9]. */
-            quantile_levels?: number[] | null;
-            /** @description Alias of quantile_levels. */
-            quantiles?: number[] | null;
-            /** @description Use only the last N points. */
-            context_length?: number | null;
-            /** @description Sample paths to return. */
-            num_samples?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            temperature?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            top_p?: number | null;
-        };
-        ForecastRequestInput: {
-            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
-            model: string;
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInputInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParametersInput"] | null;
-            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        QuantilePredictionInput: {
-            level: number;
-            values: number[][];
-        };
-        PredictionInput: {
-            mean: number[][];
-            quantile_predictions: components["schemas"]["QuantilePredictionInput"][] | null;
-            samples: number[][][] | null;
-            timestamps: string[] | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        UsageInput: {
-            input_tokens: number;
-            output_tokens: number;
-            total_tokens: number;
-        };
-        ForecastResponseBodyInput: {
-            id: string;
-            object: string;
-            created: number;
-            model: string;
-            provider: string;
-            horizon: number;
-            prediction_length: number | null;
-            quantile_levels: number[];
-            input_points: number | null;
-            max_context_length: number | null;
-            truncated_from: number | null;
-            outputs: components["schemas"]["PredictionInput"][];
-            usage: components["schemas"]["UsageInput"];
-            latency_ms: number | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        ForecastBatchItemErrorInput: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-            status: number;
-            detail?: {
-                [key: string]: unknown;
-            }[];
-        };
-        ForecastBatchRequestInput: {
-            /** @description Array of ForecastRequest (at most 64). */
-            requests: unknown[];
-        };
-        ForecastBatchItemBodyInput: {
-            ok: boolean;
-            result: components["schemas"]["ForecastResponseBodyInput"] | null;
-            error: components["schemas"]["ForecastBatchItemErrorInput"] | null;
-        };
-        ForecastBatchResponseBodyInput: {
-            object: string;
-            data: components["schemas"]["ForecastBatchItemBodyInput"][];
-        };
         EnsembleForecastRequestInput: {
             /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInputInput"][];
@@ -1521,7 +1728,7 @@ export interface components {
             created_at: string;
             model: string;
             /** @enum {string} */
-            source: "api" | "batch" | "ensemble" | "mcp" | "playground";
+            source: "api" | "batch" | "ensemble" | "mcp" | "playground" | "schedule";
             /** @enum {string} */
             credential_kind: "session" | "api_key" | "oauth";
             /** @description The API key id when the call used an API key */
@@ -1578,6 +1785,187 @@ export interface components {
                 cost_nano_usd: number;
             }[];
             recent: components["schemas"]["UsageEventInput"][];
+        };
+        ScheduleCreateRequestInput: {
+            /** @description A label for you, e.g. "daily sales". */
+            name: string;
+            /** @description Model id from listModels, e.g. auto-ets. */
+            model: string;
+            /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+            cron_expression: string;
+            /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+            parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+            source_url: string;
+            /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+            callback_url: string;
+            /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+            ingest?: {
+                /**
+                 * @description Format of the data; auto looks at the first characters and the delimiter.
+                 * @default auto
+                 * @enum {string}
+                 */
+                format?: "auto" | "csv" | "tsv" | "json";
+                /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                time_column?: string | null;
+                /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                value_column?: string | null;
+                /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                id_column?: string | null;
+                /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                frequency?: string | null;
+                /**
+                 * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                 * @default error
+                 * @enum {string}
+                 */
+                duplicates?: "error" | "first" | "last" | "mean";
+                /**
+                 * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                 * @default null
+                 * @enum {string}
+                 */
+                gaps?: "null" | "error";
+            } | null;
+        };
+        ScheduleUpdateRequestInput: {
+            /** @description The schedule id (sch_…). */
+            id: string;
+            /** @description A label for you, e.g. "daily sales". */
+            name?: string;
+            /** @description Model id from listModels, e.g. auto-ets. */
+            model?: string;
+            /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+            cron_expression?: string;
+            /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+            parameters?: components["schemas"]["ForecastParametersInput"] | null;
+            /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+            source_url?: string;
+            /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+            callback_url?: string;
+            /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+            ingest?: {
+                /**
+                 * @description Format of the data; auto looks at the first characters and the delimiter.
+                 * @default auto
+                 * @enum {string}
+                 */
+                format?: "auto" | "csv" | "tsv" | "json";
+                /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                time_column?: string | null;
+                /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                value_column?: string | null;
+                /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                id_column?: string | null;
+                /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                frequency?: string | null;
+                /**
+                 * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                 * @default error
+                 * @enum {string}
+                 */
+                duplicates?: "error" | "first" | "last" | "mean";
+                /**
+                 * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                 * @default null
+                 * @enum {string}
+                 */
+                gaps?: "null" | "error";
+            } | null;
+        };
+        ScheduleInput: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            ingest: {
+                [key: string]: unknown;
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ScheduleCreatedInput: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            ingest: {
+                [key: string]: unknown;
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description The webhook signing secret (whsec_…), shown this once: verify each delivery with it. */
+            secret: string;
+        };
+        ScheduleListInput: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["ScheduleInput"][];
+        };
+        ScheduleDeletedInput: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            /** @constant */
+            deleted: true;
+        };
+        ScheduleRunInput: {
+            id: string;
+            /** @constant */
+            object: "schedule.run";
+            schedule_id: string;
+            scheduled_for: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "retrying" | "succeeded" | "failed" | "skipped";
+            attempts: number;
+            /** @description The webhook-id header of every delivery of this run (the same on re-delivery). */
+            webhook_id: string;
+            /** @description Credits the forecast cost (null before it ran). */
+            credits: number | null;
+            /** @description HTTP status of the callback's last answer. */
+            response_status: number | null;
+            error: string | null;
+            /** @description When a retrying run is tried again. */
+            next_attempt_at: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ScheduleRunListInput: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["ScheduleRunInput"][];
         };
         OAuthIdentityInput: {
             provider: string;
@@ -1773,6 +2161,202 @@ export interface components {
             }[];
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
+        };
+        ForecastInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Name → values aligned with target. */
+            past_covariates?: {
+                [key: string]: (number | null)[];
+            } | null;
+            /** @description Name → values for the forecast steps. */
+            future_covariates?: {
+                [key: string]: number[];
+            } | null;
+            /** @description Name → one number for the series. */
+            static_covariates?: {
+                [key: string]: number;
+            } | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        ForecastParameters: {
+            /**
+             * @description Steps to forecast (the horizon, "h"). Default 24.
+             * @default 24
+             */
+            prediction_length: number;
+            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
+            frequency?: string | null;
+            /** @description Alias of frequency. */
+            freq?: string | null;
+            /** @description Default [0.1, 0.5, 0.9]. */
+            quantile_levels?: number[] | null;
+            /** @description Alias of quantile_levels. */
+            quantiles?: number[] | null;
+            /** @description Use only the last N points. */
+            context_length?: number | null;
+            /** @description Sample paths to return. */
+            num_samples?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            temperature?: number | null;
+            /** @description Accepted for compatibility; not used. */
+            top_p?: number | null;
+        };
+        ForecastRequest: {
+            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
+            model: string;
+            /** @description One entry per series. */
+            inputs: components["schemas"]["ForecastInput"][];
+            /** @description Horizon, frequency, quantile levels, samples. */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        QuantilePrediction: {
+            level: number;
+            values: number[][];
+        };
+        Prediction: {
+            mean: number[][];
+            quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
+            samples: number[][][] | null;
+            timestamps: string[] | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        Usage: {
+            input_tokens: number;
+            output_tokens: number;
+            total_tokens: number;
+        };
+        ForecastResponseBody: {
+            id: string;
+            object: string;
+            created: number;
+            model: string;
+            provider: string;
+            horizon: number;
+            prediction_length: number | null;
+            quantile_levels: number[];
+            input_points: number | null;
+            max_context_length: number | null;
+            truncated_from: number | null;
+            outputs: components["schemas"]["Prediction"][];
+            usage: components["schemas"]["Usage"];
+            latency_ms: number | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ForecastBatchItemError: {
+            error: string;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            endpoint?: string | null;
+            /** @description The request id (x-request-id): quote it when you ask for help. */
+            request_id?: string;
+            status: number;
+            detail?: {
+                [key: string]: unknown;
+            }[];
+        };
+        ForecastBatchRequest: {
+            /** @description Array of ForecastRequest (at most 64). */
+            requests: unknown[];
+        };
+        ForecastBatchItemBody: {
+            ok: boolean;
+            result: components["schemas"]["ForecastResponseBody"] | null;
+            error: components["schemas"]["ForecastBatchItemError"] | null;
+        };
+        ForecastBatchResponseBody: {
+            object: string;
+            data: components["schemas"]["ForecastBatchItemBody"][];
+        };
+        SeriesIngestRequest: {
+            /**
+             * @description Format of the data; auto looks at the first characters and the delimiter.
+             * @default auto
+             * @enum {string}
+             */
+            format: "auto" | "csv" | "tsv" | "json";
+            /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+            time_column?: string | null;
+            /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+            value_column?: string | null;
+            /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+            id_column?: string | null;
+            /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+            frequency?: string | null;
+            /**
+             * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+             * @default error
+             * @enum {string}
+             */
+            duplicates: "error" | "first" | "last" | "mean";
+            /**
+             * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+             * @default null
+             * @enum {string}
+             */
+            gaps: "null" | "error";
+            /** @description The data pasted as text: CSV, TSV or JSON (an array of records, or an object of columns). */
+            text?: string | null;
+            /** @description An https URL to fetch the data from (private and loopback addresses are refused). */
+            url?: string | null;
+        };
+        SeriesIngestResponse: {
+            /** @constant */
+            object: "series.ingest";
+            /** @enum {string} */
+            format: "csv" | "tsv" | "json";
+            /** @description Data rows read. */
+            rows: number;
+            columns: {
+                time: string;
+                /** @description One entry in long format; several in wide format (one series per column). */
+                value: string[];
+                id: string | null;
+                ignored: string[];
+            };
+            /** @description Detected (or given) pandas frequency code; null when the timestamps are irregular. */
+            frequency: string | null;
+            /** @description The forecast input shape: pass as `inputs` of POST /v1/forecast. */
+            inputs: components["schemas"]["ForecastInput"][];
+            series: {
+                unique_id: string;
+                start: string;
+                end: string;
+                /** @description Steps, gaps included. */
+                length: number;
+                /** @description Steps with a value. */
+                observed: number;
+                /** @description Steps added as null for gaps, plus empty values. */
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            gaps: {
+                unique_id: string;
+                after: string;
+                missing: number;
+            }[];
+            /** @description At most 100 listed. */
+            duplicates: {
+                unique_id: string;
+                time: string;
+                rows: number[];
+            }[];
+            warnings: string[];
         };
         AccountUser: {
             id: string;
@@ -2053,127 +2637,6 @@ export interface components {
                 costNanoUsd: number;
             }[];
         };
-        ForecastInput: {
-            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
-            target?: ((number | null)[] | (number | null))[];
-            /** @description ISO 8601 timestamp of the first observation. */
-            start?: string | null;
-            /** @description Name → values aligned with target. */
-            past_covariates?: {
-                [key: string]: (number | null)[];
-            } | null;
-            /** @description Name → values for the forecast steps. */
-            future_covariates?: {
-                [key: string]: number[];
-            } | null;
-            /** @description Name → one number for the series. */
-            static_covariates?: {
-                [key: string]: number;
-            } | null;
-            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Alias of metadata.item_id. */
-            item_id?: string | number | null;
-        };
-        ForecastParameters: {
-            /**
-             * @description Steps to forecast (the horizon, "h"). Default 24.
-             * @default 24
-             */
-            prediction_length: number;
-            /** @description Pandas code, optional multiple: S, min/T, H, D, B, W, MS/M, QS/Q, YS/Y (e.g. 15min). Sets timestamps and seasonality. */
-            frequency?: string | null;
-            /** @description Alias of frequency. */
-            freq?: string | null;
-            /** @description Default [0.1, 0.5, 0.9]. */
-            quantile_levels?: number[] | null;
-            /** @description Alias of quantile_levels. */
-            quantiles?: number[] | null;
-            /** @description Use only the last N points. */
-            context_length?: number | null;
-            /** @description Sample paths to return. */
-            num_samples?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            temperature?: number | null;
-            /** @description Accepted for compatibility; not used. */
-            top_p?: number | null;
-        };
-        ForecastRequest: {
-            /** @description Model id from listModels / GET /api/models, e.g. auto-ets, theta, combo. */
-            model: string;
-            /** @description One entry per series. */
-            inputs: components["schemas"]["ForecastInput"][];
-            /** @description Horizon, frequency, quantile levels, samples. */
-            parameters?: components["schemas"]["ForecastParameters"] | null;
-            /** @description Echoed back in the response. At most 8 levels deep and 16384 bytes as JSON. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        QuantilePrediction: {
-            level: number;
-            values: number[][];
-        };
-        Prediction: {
-            mean: number[][];
-            quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
-            samples: number[][][] | null;
-            timestamps: string[] | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        Usage: {
-            input_tokens: number;
-            output_tokens: number;
-            total_tokens: number;
-        };
-        ForecastResponseBody: {
-            id: string;
-            object: string;
-            created: number;
-            model: string;
-            provider: string;
-            horizon: number;
-            prediction_length: number | null;
-            quantile_levels: number[];
-            input_points: number | null;
-            max_context_length: number | null;
-            truncated_from: number | null;
-            outputs: components["schemas"]["Prediction"][];
-            usage: components["schemas"]["Usage"];
-            latency_ms: number | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-        };
-        ForecastBatchItemError: {
-            error: string;
-            /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
-            endpoint?: string | null;
-            /** @description The request id (x-request-id): quote it when you ask for help. */
-            request_id?: string;
-            status: number;
-            detail?: {
-                [key: string]: unknown;
-            }[];
-        };
-        ForecastBatchRequest: {
-            /** @description Array of ForecastRequest (at most 64). */
-            requests: unknown[];
-        };
-        ForecastBatchItemBody: {
-            ok: boolean;
-            result: components["schemas"]["ForecastResponseBody"] | null;
-            error: components["schemas"]["ForecastBatchItemError"] | null;
-        };
-        ForecastBatchResponseBody: {
-            object: string;
-            data: components["schemas"]["ForecastBatchItemBody"][];
-        };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInput"][];
@@ -2252,7 +2715,7 @@ export interface components {
             created_at: string;
             model: string;
             /** @enum {string} */
-            source: "api" | "batch" | "ensemble" | "mcp" | "playground";
+            source: "api" | "batch" | "ensemble" | "mcp" | "playground" | "schedule";
             /** @enum {string} */
             credential_kind: "session" | "api_key" | "oauth";
             /** @description The API key id when the call used an API key */
@@ -2309,6 +2772,187 @@ export interface components {
                 cost_nano_usd: number;
             }[];
             recent: components["schemas"]["UsageEvent"][];
+        };
+        ScheduleCreateRequest: {
+            /** @description A label for you, e.g. "daily sales". */
+            name: string;
+            /** @description Model id from listModels, e.g. auto-ets. */
+            model: string;
+            /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+            cron_expression: string;
+            /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+            source_url: string;
+            /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+            callback_url: string;
+            /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+            ingest?: {
+                /**
+                 * @description Format of the data; auto looks at the first characters and the delimiter.
+                 * @default auto
+                 * @enum {string}
+                 */
+                format?: "auto" | "csv" | "tsv" | "json";
+                /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                time_column?: string | null;
+                /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                value_column?: string | null;
+                /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                id_column?: string | null;
+                /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                frequency?: string | null;
+                /**
+                 * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                 * @default error
+                 * @enum {string}
+                 */
+                duplicates?: "error" | "first" | "last" | "mean";
+                /**
+                 * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                 * @default null
+                 * @enum {string}
+                 */
+                gaps?: "null" | "error";
+            } | null;
+        };
+        ScheduleUpdateRequest: {
+            /** @description The schedule id (sch_…). */
+            id: string;
+            /** @description A label for you, e.g. "daily sales". */
+            name?: string;
+            /** @description Model id from listModels, e.g. auto-ets. */
+            model?: string;
+            /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+            cron_expression?: string;
+            /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+            parameters?: components["schemas"]["ForecastParameters"] | null;
+            /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+            source_url?: string;
+            /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+            callback_url?: string;
+            /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+            ingest?: {
+                /**
+                 * @description Format of the data; auto looks at the first characters and the delimiter.
+                 * @default auto
+                 * @enum {string}
+                 */
+                format?: "auto" | "csv" | "tsv" | "json";
+                /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                time_column?: string | null;
+                /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                value_column?: string | null;
+                /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                id_column?: string | null;
+                /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                frequency?: string | null;
+                /**
+                 * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                 * @default error
+                 * @enum {string}
+                 */
+                duplicates?: "error" | "first" | "last" | "mean";
+                /**
+                 * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                 * @default null
+                 * @enum {string}
+                 */
+                gaps?: "null" | "error";
+            } | null;
+        };
+        Schedule: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            ingest: {
+                [key: string]: unknown;
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ScheduleCreated: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string;
+            model: string;
+            cron_expression: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            ingest: {
+                [key: string]: unknown;
+            };
+            source_url: string;
+            callback_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            /** @description Why the schedule is paused: by you, or after repeated failures. */
+            paused_reason: string | null;
+            consecutive_failures: number;
+            /** @description ISO 8601, UTC; null while paused. */
+            next_run_at: string | null;
+            last_run_at: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description The webhook signing secret (whsec_…), shown this once: verify each delivery with it. */
+            secret: string;
+        };
+        ScheduleList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Schedule"][];
+        };
+        ScheduleDeleted: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            /** @constant */
+            deleted: true;
+        };
+        ScheduleRun: {
+            id: string;
+            /** @constant */
+            object: "schedule.run";
+            schedule_id: string;
+            scheduled_for: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "retrying" | "succeeded" | "failed" | "skipped";
+            attempts: number;
+            /** @description The webhook-id header of every delivery of this run (the same on re-delivery). */
+            webhook_id: string;
+            /** @description Credits the forecast cost (null before it ran). */
+            credits: number | null;
+            /** @description HTTP status of the callback's last answer. */
+            response_status: number | null;
+            error: string | null;
+            /** @description When a retrying run is tried again. */
+            next_attempt_at: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ScheduleRunList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["ScheduleRun"][];
         };
         OAuthIdentity: {
             provider: string;
@@ -4443,6 +5087,780 @@ export interface operations {
             };
             /** @description Default Response */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    ingestSeries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeriesIngestRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeriesIngestResponse"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreateRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleCreated"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDeleted"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A label for you, e.g. "daily sales". */
+                    name?: string;
+                    /** @description Model id from listModels, e.g. auto-ets. */
+                    model?: string;
+                    /** @description When to run: 5-field cron (minute hour day-of-month month day-of-week), in UTC, e.g. "0 6 * * *" for 06:00 every day. */
+                    cron_expression?: string;
+                    /** @description Forecast parameters, as in POST /v1/forecast (prediction_length, frequency, quantile_levels, …). */
+                    parameters?: components["schemas"]["ForecastParametersInput"] | null;
+                    /** @description https URL fetched at each run and read like POST /v1/series/ingest (CSV, TSV or JSON). */
+                    source_url?: string;
+                    /** @description https URL the result is POSTed to, signed the Standard Webhooks way. */
+                    callback_url?: string;
+                    /** @description How to read the source (time_column, value_column, id_column, frequency, duplicates, gaps, format). */
+                    ingest?: {
+                        /**
+                         * @description Format of the data; auto looks at the first characters and the delimiter.
+                         * @default auto
+                         * @enum {string}
+                         */
+                        format?: "auto" | "csv" | "tsv" | "json";
+                        /** @description Column holding the timestamps; detected when absent (ds, date, time, timestamp, … or the first column of dates). */
+                        time_column?: string | null;
+                        /** @description Column holding the values; detected when absent (y, value, target, … or the only numeric column). */
+                        value_column?: string | null;
+                        /** @description Column naming the series in long format (unique_id, id, series, …); absent: one series, or one per numeric column. */
+                        id_column?: string | null;
+                        /** @description Pandas frequency code (D, h, MS, …); detected from the timestamps when absent. */
+                        frequency?: string | null;
+                        /**
+                         * @description What to do with two rows for the same series and time: error (422 naming the rows), keep the first or last, or average them.
+                         * @default error
+                         * @enum {string}
+                         */
+                        duplicates?: "error" | "first" | "last" | "mean";
+                        /**
+                         * @description Missing steps: filled with null (models accept missing values) or refused with 422.
+                         * @default null
+                         * @enum {string}
+                         */
+                        gaps?: "null" | "error";
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    listScheduleRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule id (sch_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunList"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

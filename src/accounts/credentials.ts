@@ -48,6 +48,33 @@ export interface Principal {
 /** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */
 export type CredentialResolver = (db: Kysely<DB>, token: string, now: number) => Promise<Principal | null>;
 
+type KeyPolicyColumns = Pick<DB['api_keys'], 'scopes' | 'allowed_models' | 'monthly_credit_limit' | 'rate_limit_per_minute'>;
+
+function keyPolicy(row: KeyPolicyColumns): KeyPolicy {
+  return {
+    scopes: parseScopes(row.scopes),
+    allowedModels: parseAllowedModels(row.allowed_models),
+    monthlyCreditLimit: row.monthly_credit_limit === null ? null : Number(row.monthly_credit_limit),
+    rateLimitPerMinute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute),
+  };
+}
+
+/**
+ * The policy of a key for work done later in its name (scheduled runs): its limits as they are
+ * now. A key revoked or expired since allows no model at all, so nothing runs on its behalf.
+ */
+export async function keyPolicyOf(db: Kysely<DB>, keyId: string, now: number): Promise<KeyPolicy> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['scopes', 'allowed_models', 'monthly_credit_limit', 'rate_limit_per_minute', 'revoked_at', 'expires_at'])
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  if (!row) return { scopes: [], allowedModels: [], monthlyCreditLimit: null, rateLimitPerMinute: null };
+  const policy = keyPolicy(row);
+  const dead = row.revoked_at !== null || (row.expires_at !== null && Number(row.expires_at) <= now);
+  return dead ? { ...policy, scopes: [], allowedModels: [] } : policy;
+}
+
 const invalid = () => new AppError('invalid_credential', 'The credential is unknown, expired or revoked');
 
 /**
@@ -96,12 +123,7 @@ export async function resolveCredential(db: Kysely<DB>, token: string, now: numb
       rate_limit_per_minute,
       ...user
     } = row;
-    const key: KeyPolicy = {
-      scopes: parseScopes(scopes),
-      allowedModels: parseAllowedModels(allowed_models),
-      monthlyCreditLimit: monthly_credit_limit === null ? null : Number(monthly_credit_limit),
-      rateLimitPerMinute: rate_limit_per_minute === null ? null : Number(rate_limit_per_minute),
-    };
+    const key = keyPolicy({ scopes, allowed_models, monthly_credit_limit, rate_limit_per_minute });
     return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix, key };
   }
   if (token.startsWith(SECRET_PREFIX.session)) {

@@ -198,7 +198,7 @@ export interface UsageEventsTable {
   request_id: string;
   created_at: number;
   model: string;
-  source: 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground';
+  source: 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground' | 'schedule';
   credential_kind: 'session' | 'api_key' | 'oauth';
   key_id: string | null;
   input_tokens: number;
@@ -263,6 +263,51 @@ export interface PaymentEventsTable {
   received_at: number;
 }
 
+export interface SchedulesTable {
+  id: string;
+  user_id: string;
+  name: string;
+  model: string;
+  cron_expression: string;
+  parameters_json: string;
+  ingest_json: string;
+  source_url: string;
+  callback_url: string;
+  /** The webhook signing secret: `enc:v1:…` (AES-256-GCM under SCHEDULE_SECRET_KEY) or `whsec_…` as is. */
+  secret: string;
+  credential_kind: 'session' | 'api_key' | 'oauth';
+  credential_id: string;
+  status: 'active' | 'paused';
+  paused_reason: string | null;
+  consecutive_failures: number;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type ScheduleRunStatus = 'pending' | 'running' | 'retrying' | 'succeeded' | 'failed' | 'skipped';
+
+export interface ScheduleRunsTable {
+  id: string;
+  schedule_id: string;
+  user_id: string;
+  scheduled_for: number;
+  status: ScheduleRunStatus;
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  next_attempt_at: number;
+  webhook_id: string;
+  payload: string | null;
+  credits: number | null;
+  response_status: number | null;
+  error: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
 export interface DB {
   users: UsersTable;
   sessions: SessionsTable;
@@ -284,4 +329,6 @@ export interface DB {
   audit_records: AuditRecordsTable;
   billing_sessions: BillingSessionsTable;
   payment_events: PaymentEventsTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
 }

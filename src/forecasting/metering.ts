@@ -6,7 +6,7 @@ import type { Principal } from '../accounts/credentials.ts';
  * see docs/forecasting.md), asks the meter to hold it, runs the model, then commits or releases.
  * The billing feature provides the real implementation; `unmeteredMeter` charges nothing.
  */
-export type UsageSource = 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground';
+export type UsageSource = 'api' | 'batch' | 'ensemble' | 'mcp' | 'playground' | 'schedule';
 
 export interface Usage {
   input_tokens: number;

@@ -36,8 +36,12 @@ export interface OperationArgs<I> {
 export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   /** The operation id of the API contract; also the MCP tool name. */
   id: string;
-  method: 'GET' | 'POST';
-  /** Fastify path pattern (`/api/models/:modelId`); a GET's input is its path parameters when it has any, else its query. */
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /**
+   * Fastify path pattern (`/api/models/:modelId`). A GET's or DELETE's input is its path parameters
+   * when it has any, else its query; a POST's or PATCH's is its body, plus its path parameters when
+   * it has any (`PATCH /v1/schedules/:id`: `id` from the path, the rest from the body).
+   */
   path: string;
   tags: string[];
   /** Short title (OpenAPI summary, MCP tool title). */

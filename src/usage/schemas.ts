@@ -15,7 +15,7 @@ export const UsageEvent = z
     request_id: z.string(),
     created_at: z.string(),
     model: z.string(),
-    source: z.enum(['api', 'batch', 'ensemble', 'mcp', 'playground']),
+    source: z.enum(['api', 'batch', 'ensemble', 'mcp', 'playground', 'schedule']),
     credential_kind: z.enum(['session', 'api_key', 'oauth']),
     key_id: z.string().nullable().describe('The API key id when the call used an API key'),
     input_tokens: z.number().int(),

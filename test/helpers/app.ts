@@ -25,6 +25,8 @@ export interface TestApp {
   deps: Deps;
   mailer: MemoryMailer;
   dataDir: string;
+  /** Where the app's database is: another connection (a second replica, a child process) can open it. */
+  databaseTarget: DatabaseTarget;
   close(): Promise<void>;
 }
 
@@ -38,7 +40,8 @@ export interface TestAppOptions {
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tsfm-test-'));
   // Tests exercise billing through the local provider unless they choose otherwise (the service's default is none).
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PAYMENTS_PROVIDER: 'local', ...opts.env });
+  // The scheduler loop stays off: schedule tests drive it by hand (test/schedules/).
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PAYMENTS_PROVIDER: 'local', SCHEDULER: 'off', ...opts.env });
   let target: DatabaseTarget = { kind: 'sqlite', path: join(dataDir, 'test.sqlite') };
   const schema = `t_${randomBytes(6).toString('hex')}`;
   if (TEST_DATABASE_URL) target = { kind: 'postgres', url: TEST_DATABASE_URL, schema };
@@ -53,6 +56,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     deps,
     mailer,
     dataDir,
+    databaseTarget: target,
     async close() {
       await app.close();
       await deps.close();

@@ -5,6 +5,7 @@ import { m0002_billing } from './0002_billing.ts';
 import { m0003_oauth } from './0003_oauth.ts';
 import { m0004_verification } from './0004_verification.ts';
 import { m0006_key_limits } from './0006_key_limits.ts';
+import { m0007_schedules } from './0007_schedules.ts';
 
 export interface DialectMigration {
   // biome-ignore lint: migrations run against a schema that is still changing
@@ -18,4 +19,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0003_oauth': m0003_oauth,
   '0004_verification': m0004_verification,
   '0006_key_limits': m0006_key_limits,
+  '0007_schedules': m0007_schedules,
 };

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { createScheduler, type Scheduler } from '../../src/schedules/runner.ts';
+import { call, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
+import { LOOPBACK_ENV, LocalEndpoints, ManualClock } from './helpers.ts';
+
+const MINUTE = 60_000;
+
+describe(`scheduled runs (${DB_KIND})`, () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let ep: LocalEndpoints;
+  let sched: Scheduler;
+  before(async () => {
+    ep = await new LocalEndpoints().start();
+    clock = new ManualClock();
+    t = await createTestApp({
+      env: { ...LOOPBACK_ENV, SCHEDULE_RETRY_BASE_MS: '1000', SCHEDULE_MAX_ATTEMPTS: '3', SCHEDULE_PAUSE_AFTER_FAILURES: '2', SCHEDULE_LEASE_MS: '10000' },
+      overrides: { clock },
+    });
+    sched = createScheduler(t.deps);
+  });
+  after(async () => {
+    await sched.stop();
+    await t.close();
+    await ep.close();
+  });
+
+  async function newSchedule(u: TestUser, extra: Record<string, unknown> = {}) {
+    const r = await call(t, 'POST', '/v1/schedules', {
+      token: u.token,
+      body: {
+        name: 'every minute',
+        model: 'echo-last',
+        cron_expression: '* * * * *',
+        parameters: { prediction_length: 2 },
+        source_url: `${ep.base}/source.csv`,
+        callback_url: `${ep.base}/hook`,
+        ...extra,
+      },
+    });
+    assert.equal(r.status, 200, r.text);
+    return r.body as { id: string; secret: string; next_run_at: string };
+  }
+  const runs = async (u: TestUser, id: string) => (await call(t, 'GET', `/v1/schedules/${id}/runs`, { token: u.token })).body.data as any[];
+  const balance = async (u: TestUser) => (await call(t, 'GET', '/api/account/billing', { token: u.token })).body;
+
+  it('a due run fetches the source, forecasts as the owner (metered), and POSTs a Standard Webhooks signed result', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    ep.deliveries.length = 0;
+    await sched.tick();
+    assert.equal(ep.deliveries.length, 0, 'nothing is due yet');
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, 1);
+    const d = ep.deliveries[0]!;
+    // The receiver's view: the standardwebhooks library verifies id, timestamp and signature.
+    const event = new Webhook(s.secret).verify(d.body, {
+      'webhook-id': String(d.headers['webhook-id']),
+      'webhook-timestamp': String(d.headers['webhook-timestamp']),
+      'webhook-signature': String(d.headers['webhook-signature']),
+    }) as any;
+    assert.equal(event.type, 'forecast.completed');
+    assert.equal(event.data.schedule_id, s.id);
+    assert.deepEqual(event.data.forecast.outputs[0].mean, [[3], [3]]);
+    assert.deepEqual(event.data.forecast.outputs[0].timestamps, ['2024-01-04T00:00:00.000Z', '2024-01-05T00:00:00.000Z']);
+    // A wrong secret does not verify.
+    assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(d.body, d.headers as Record<string, string>));
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'succeeded');
+    assert.equal(run.attempts, 1);
+    assert.equal(run.response_status, 200);
+    assert.equal(run.webhook_id, d.headers['webhook-id']);
+    assert.ok(run.credits >= 1);
+    // Metered like a forecast: a usage event with source `schedule` and the run id as request id.
+    const ev = await t.deps.database.db.selectFrom('usage_events').selectAll().where('user_id', '=', u.id).execute();
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0]?.source, 'schedule');
+    assert.equal(ev[0]?.request_id, run.id);
+    assert.equal(Number(ev[0]?.credits), run.credits);
+    // The next tick in the same minute does nothing more.
+    await sched.tick();
+    assert.equal(ep.deliveries.length, 1);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('a failed delivery is retried with backoff, with the same webhook-id and without charging again', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    ep.deliveries.length = 0;
+    ep.answer = 500;
+    const before = await balance(u);
+    clock.advance(MINUTE);
+    await sched.tick();
+    let [run] = await runs(u, s.id);
+    assert.equal(run.status, 'retrying');
+    assert.equal(run.response_status, 500);
+    assert.match(run.error, /HTTP 500/);
+    const sourceHits = ep.sourceHits;
+    await sched.tick();
+    assert.equal(ep.deliveries.length, 1, 'not before the backoff');
+    ep.answer = 204;
+    clock.advance(1000);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, 2);
+    assert.equal(ep.deliveries[0]!.headers['webhook-id'], ep.deliveries[1]!.headers['webhook-id']);
+    assert.equal(ep.deliveries[0]!.body, ep.deliveries[1]!.body, 'the same payload');
+    assert.equal(ep.sourceHits, sourceHits, 'the source was not fetched again');
+    [run] = await runs(u, s.id);
+    assert.equal(run.status, 'succeeded');
+    assert.equal(run.attempts, 2);
+    const after = await balance(u);
+    const events = await t.deps.database.db.selectFrom('usage_events').select('credits').where('user_id', '=', u.id).execute();
+    assert.equal(events.length, 1, 'charged once');
+    assert.ok(before && after);
+    ep.answer = 200;
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('runs that keep failing are marked failed; the schedule pauses after repeated failed runs', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    ep.answer = 503;
+    for (let minute = 0; minute < 2; minute++) {
+      clock.advance(MINUTE);
+      await sched.tick(); // attempt 1
+      clock.advance(1000);
+      await sched.tick(); // attempt 2
+      clock.advance(2000);
+      await sched.tick(); // attempt 3: the last
+    }
+    const list = await runs(u, s.id);
+    assert.deepEqual(
+      list.map((r) => [r.status, r.attempts]),
+      [
+        ['failed', 3],
+        ['failed', 3],
+      ],
+    );
+    const got = (await call(t, 'GET', `/v1/schedules/${s.id}`, { token: u.token })).body;
+    assert.equal(got.status, 'paused');
+    assert.equal(got.consecutive_failures, 2);
+    assert.match(got.paused_reason, /after 2 failed runs/);
+    assert.equal(got.next_run_at, null);
+    const n = ep.deliveries.length;
+    clock.advance(5 * MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, n, 'a paused schedule does not run');
+    ep.answer = 200;
+    const resumed = await call(t, 'POST', `/v1/schedules/${s.id}/resume`, { token: u.token });
+    assert.equal(resumed.body.consecutive_failures, 0);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('a source that does not make a forecast fails at once (no retry), naming the line, and costs nothing', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    const csv = ep.csv;
+    ep.csv = 'ds,y\n2024-01-01,1\n2024-01-02,abc\n';
+    clock.advance(MINUTE);
+    await sched.tick();
+    ep.csv = csv;
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.attempts, 1);
+    assert.match(run.error, /line 3, column 'y': 'abc' is not a number/);
+    assert.equal(run.credits, null);
+    const events = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).execute();
+    assert.equal(events.length, 0);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('a source on a private address is refused at run time too (DNS may change after creation)', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    // As if the name now resolved elsewhere: the row points at the metadata address.
+    await t.deps.database.db.updateTable('schedules').set({ source_url: 'http://169.254.169.254/latest' }).where('id', '=', s.id).execute();
+    clock.advance(MINUTE);
+    await sched.tick();
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'failed');
+    assert.match(run.error, /refused/);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it("a deleted account's schedules stop", async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    const del = await call(t, 'DELETE', '/api/account/me', { token: u.token });
+    assert.equal(del.status, 200, del.text);
+    const n = ep.deliveries.length;
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, n);
+    const rows = await t.deps.database.db.selectFrom('schedule_runs').select('id').where('schedule_id', '=', s.id).execute();
+    assert.equal(rows.length, 0);
+  });
+
+  it('three scheduler instances on one database: each due run happens exactly once', async () => {
+    const u = await registerUser(t);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await newSchedule(u, { name: `x${i}` })).id);
+    ep.deliveries.length = 0;
+    const replicas = [createScheduler(t.deps), createScheduler(t.deps), createScheduler(t.deps)];
+    for (let minute = 0; minute < 3; minute++) {
+      clock.advance(MINUTE);
+      await Promise.all(replicas.map((r) => r.tick()));
+      await Promise.all(replicas.map((r) => r.tick()));
+    }
+    assert.equal(ep.deliveries.length, 9, '3 schedules × 3 minutes');
+    assert.equal(new Set(ep.deliveries.map((d) => d.headers['webhook-id'])).size, 9);
+    for (const id of ids) {
+      const list = await runs(u, id);
+      assert.equal(list.length, 3);
+      assert.ok(list.every((r) => r.status === 'succeeded' && r.attempts === 1));
+    }
+    for (const id of ids) await call(t, 'DELETE', `/v1/schedules/${id}`, { token: u.token });
+  });
+});
