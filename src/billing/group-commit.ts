@@ -238,17 +238,22 @@ export interface SettleInput {
   settlement: Settlement;
 }
 
-export interface Settled {
-  usageEventId: string;
-  /** Set on the one call whose debit took the account below its low-balance threshold (mail it). */
-  lowBalance?: LowBalance;
-}
-
 /**
  * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
  * released fails its call: no 200 without its debit), refunds are summed per account, and the
  * usage events, ledger entries and metered-usage outbox rows go in one insert each.
  */
+/** A settled call: its usage event and what it took (the cost headers). */
+export interface Settled {
+  usageEventId: string;
+  credits: number;
+  costNanoUsd: number;
+  /** The account's prepaid balance when the group's transaction wrote its refunds. */
+  balanceAfter: number | null;
+  /** Set on the one call whose debit took the account below its low-balance threshold (mail it). */
+  lowBalance?: LowBalance;
+}
+
 async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
   const ids = inputs.map((s) => s.hold.id);
   const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
@@ -281,7 +286,7 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
       created_at: s.now,
     });
     if (metered > 0) meteredRows.push({ userId: hold.user_id, usageEventId, credits: metered, now: s.now });
-    out[i] = { ok: true, value: { usageEventId } };
+    out[i] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
   });
   for (const [userId, r] of refunds) {
     await trx
@@ -315,6 +320,18 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
     }
     await trx.insertInto('metered_usage_outbox').values(outbox).execute();
   }
+  // The balance after this group's refunds, one read for all its accounts (x-credits-remaining).
+  const users = [...new Set(inputs.map((x) => x.hold.user_id))];
+  const balances = new Map(
+    (await trx.selectFrom('billing_accounts').select(['user_id', 'balance']).where('user_id', 'in', users).execute()).map((r) => [
+      r.user_id,
+      Number(r.balance),
+    ]),
+  );
+  inputs.forEach(({ hold }, i) => {
+    const o = out[i];
+    if (o?.ok) o.value.balanceAfter = balances.get(hold.user_id) ?? null;
+  });
   // The low-balance alert, claimed at most once per account (guarded update), by the first call of the account in this group.
   const debited = [...new Set(inputs.filter((_, i) => out[i]?.ok).map((x) => x.hold.user_id))];
   const alerts = await claimLowBalanceAlerts(trx, debited, Math.max(...inputs.map((x) => x.settlement.now)));

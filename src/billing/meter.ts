@@ -8,7 +8,7 @@ import type { Clock } from '../shared/clock.ts';
 import { assertKeyAllowsModel, monthStartUtc } from '../keys/policy.ts';
 import type { LowBalance } from './alerts.ts';
 import { createLedgerGroups, type HoldInput } from './group-commit.ts';
-import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
+import { billingRequired, getBillingAccount, planPayment, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
   database: Database;
@@ -58,6 +58,12 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
       assertKeyAllowsModel(principal, model);
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
+    async preview(principal, credits) {
+      const acct = await getBillingAccount(ctx.database.db, principal.user.id);
+      const available = acct?.balance ?? 0;
+      const plan = planPayment(available, acct?.billing_active ?? false, credits);
+      return plan ? { ...plan, available, refusal: null } : { free: 0, metered: 0, available, refusal: billingRequired(credits, available) };
+    },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);
       const row = await groups.hold({
@@ -71,7 +77,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
       let done = false;
       return {
         async commit(outcome) {
-          if (done) return;
+          if (done) return undefined;
           done = true;
           try {
             const settled = await groups.settle({
@@ -89,6 +95,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
               },
             });
             if (settled.lowBalance && ctx.onLowBalance) void ctx.onLowBalance(settled.lowBalance);
+            return settled;
           } catch (err) {
             done = false; // nothing was debited: the caller's release must still give the credits back
             throw err;
