@@ -1204,6 +1204,8 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description ISO 8601 time of each target step; frequency inferred. */
+            timestamps?: string[] | null;
             /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
@@ -2233,6 +2235,8 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description ISO 8601 time of each target step; frequency inferred. */
+            timestamps?: string[] | null;
             /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
