@@ -117,7 +117,9 @@ export class TsfmClient {
 
   /** One forecast call (up to 1000 series; see forecastMany for large sets). */
   async forecast(request: ForecastRequest, signal?: AbortSignal): Promise<ForecastResponse> {
-    return unwrap(await this.api.POST('/v1/forecast', { body: request, ...(signal ? { signal } : {}) }));
+    // The route answers a ForecastQuote only with dry_run: true, which this method never sends.
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast', { body, ...(signal ? { signal } : {}) })) as ForecastResponse;
   }
 
   /**
@@ -132,7 +134,8 @@ export class TsfmClient {
 
   /** An ensemble forecast (backtest-ranked blend of models). */
   async ensemble(request: EnsembleRequest, signal?: AbortSignal): Promise<EnsembleResponse> {
-    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body: request, ...(signal ? { signal } : {}) }));
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body, ...(signal ? { signal } : {}) })) as EnsembleResponse;
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */
@@ -148,6 +151,7 @@ export class TsfmClient {
   async forecastBatch(requests: ForecastRequest[], opts: ChunkOptions = {}): Promise<BatchItem[]> {
     const parts = await this.chunked(requests, opts, async (chunk) => {
       const r = unwrap(await this.api.POST('/v1/forecast/batch', { body: { requests: chunk }, ...(opts.signal ? { signal: opts.signal } : {}) }));
+      if (!('data' in r)) throw new Error('expected a batch answer, got a quote');
       return r.data;
     });
     return parts.flat();

@@ -1194,6 +1194,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         QuantilePredictionInput: {
             level: number;
@@ -1247,6 +1249,8 @@ export interface components {
         ForecastBatchRequestInput: {
             /** @description Array of ForecastRequest (at most 64). */
             requests: unknown[];
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         ForecastBatchItemBodyInput: {
             ok: boolean;
@@ -1593,6 +1597,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         EnsembleModelResultBodyInput: {
             model: string;
@@ -2168,6 +2174,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         QuantilePrediction: {
             level: number;
@@ -2221,6 +2229,8 @@ export interface components {
         ForecastBatchRequest: {
             /** @description Array of ForecastRequest (at most 64). */
             requests: unknown[];
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         ForecastBatchItemBody: {
             ok: boolean;
@@ -2571,6 +2581,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         EnsembleModelResultBody: {
             model: string;
@@ -4303,7 +4315,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastResponseBody"];
+                    "application/json": components["schemas"]["ForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
@@ -4446,7 +4458,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastBatchResponseBody"];
+                    "application/json": components["schemas"]["ForecastBatchResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
@@ -4649,7 +4661,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnsembleForecastResponseBody"];
+                    "application/json": components["schemas"]["EnsembleForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
