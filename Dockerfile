@@ -5,8 +5,10 @@
 # Stage 1: production dependencies only (no compilers needed: native addons are N-API prebuilds).
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json ./
+# onnxruntime-node's postinstall only fetches the CUDA provider (unused; off the npm registry):
+# package.json's allowScripts denies it on npm >= 11.16, this variable (the package's own switch) on any npm.
+RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # Stage 2: the runtime, as the unprivileged `node` user.
 FROM node:24-bookworm-slim AS runtime

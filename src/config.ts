@@ -45,6 +45,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   REGIONS: csv,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
   CAPTCHA_VERIFIER: z.enum(['off', 'hcaptcha', 'turnstile']).default('off'),
   CAPTCHA_SECRET: z.string().optional(),
   // The public widget key: pages served by this process (the MCP consent page) render the widget with it.
@@ -170,6 +171,8 @@ export type Config = {
   bodyLimitBytes: number;
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  /** auto: human-readable lines when stdout is a terminal, JSON lines otherwise. */
+  logFormat: z.infer<typeof envSchema>['LOG_FORMAT'];
   captcha: { kind: 'off' | 'hcaptcha' | 'turnstile'; secret: string | null; siteKey: string | null };
   cookieSecure: boolean;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs (never "trust everyone"). */
@@ -340,6 +343,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     captcha: { kind: e.CAPTCHA_VERIFIER, secret: e.CAPTCHA_SECRET ?? null, siteKey: e.CAPTCHA_SITE_KEY ?? null },
     cookieSecure: e.COOKIE_SECURE === 'auto' ? publicBaseUrl.startsWith('https://') : e.COOKIE_SECURE === 'true',
     trustProxy: parseTrustProxy(e.TRUST_PROXY),

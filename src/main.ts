@@ -3,6 +3,7 @@ import { createDeps, localEngine } from './deps.ts';
 import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
 import { paymentsWarning } from './billing/providers/index.ts';
+import { logStreamFor } from './http/log-format.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
   const paymentsNote = paymentsWarning(config);
   if (paymentsNote) process.stderr.write(`warning: ${paymentsNote}\n`);
   const deps = await createDeps(config);
+  const logStream = logStreamFor(config.logFormat, process.stdout.isTTY === true);
+  if (logStream) deps.logStream = logStream;
   // Until Redis answers, limits are counted per process (the insurance limiter); wait briefly for it.
   if (!(await deps.rateLimiter.ready(5000))) process.stderr.write('warning: REDIS_URL did not answer within 5 s; rate limits are per process until it does\n');
   const app = await buildApp(deps);

@@ -1141,6 +1141,8 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description ISO 8601 time of each target step; frequency inferred. */
+            timestamps?: string[] | null;
             /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
@@ -2121,6 +2123,8 @@ export interface components {
             target?: ((number | null)[] | (number | null))[];
             /** @description ISO 8601 timestamp of the first observation. */
             start?: string | null;
+            /** @description ISO 8601 time of each target step; frequency inferred. */
+            timestamps?: string[] | null;
             /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];

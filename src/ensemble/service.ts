@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
-import { AppError, ValidationFailure } from '../shared/errors.ts';
+import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
 import { executePrepared, planForecast } from '../forecasting/service.ts';
-import type { PreparedForecast } from '../forecasting/prepare.ts';
+import { parseFrequency } from '../forecasting/frequency.ts';
+import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
 import { blend, inverseScoreWeights } from './blend.ts';
@@ -97,6 +98,12 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
   const lengths = req.inputs.map((x) => x.target?.length ?? 0);
   const shortest = Math.min(...lengths);
   const heldOut = heldOutLength(horizon, shortest);
+  // The inputs' time axes do not depend on the model: a bad timestamp is one 422 naming it, not a
+  // reason every candidate is filtered out.
+  const timeIssues: FieldIssue[] = [];
+  const freqCode = params.frequency ?? params.freq ?? null;
+  resolveTimes(req.inputs, freqCode === null ? null : parseFrequency(freqCode), freqCode !== null, horizon, timeIssues);
+  if (timeIssues.length > 0) throw new ValidationFailure(timeIssues);
   if (heldOut < 1) {
     const i = lengths.indexOf(shortest);
     throw new ValidationFailure([
@@ -127,6 +134,8 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
     inputs: req.inputs.map((x) => ({
       target: x.target?.slice(0, (x.target?.length ?? 0) - (k + 1) * heldOut),
       start: x.start ?? null,
+      // Cut like the target; a length mismatch stays one (the final request reports it).
+      timestamps: x.timestamps?.slice(0, x.timestamps.length - (k + 1) * heldOut) ?? null,
       metadata: x.metadata ?? null,
     })),
     parameters: {

@@ -151,10 +151,117 @@ export function forecastTimestamps(start: Date, freq: Frequency, observed: numbe
   return out;
 }
 
-/** Parses an ISO 8601 date or date-time; a value without an offset is read as UTC. */
+const ISO = /^\d{4}-\d{2}-\d{2}(?:([T ])[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Parses an ISO 8601 date or date-time; a value without an offset is read as UTC. One regular
+ * expression and one Date per value: a request may carry hundreds of thousands of timestamps.
+ */
 export function parseStart(s: string): Date | null {
-  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(s.trim())) return null;
-  const text = /T|\s/.test(s.trim()) && !/(Z|[+-]\d{2}:?\d{2})$/.test(s.trim()) ? `${s.trim().replace(' ', 'T')}Z` : s.trim();
-  const d = new Date(text.length === 10 ? `${text}T00:00:00Z` : text);
+  const text = s.trim();
+  const m = ISO.exec(text);
+  if (!m) return null;
+  const iso = m[1] === undefined ? `${text}T00:00:00Z` : m[2] === undefined ? `${text.replace(' ', 'T')}Z` : m[1] === ' ' ? text.replace(' ', 'T') : text;
+  const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** The outcome of reading a series' own timestamps: its frequency, or the first index at fault. */
+export type TimestampCheck = { ok: true; frequency: Frequency } | { ok: false; index: number; msg: string };
+
+const fixedCode = (ms: number): string | null => {
+  const units: [number, string][] = [
+    [7 * DAY_MS, 'W'],
+    [DAY_MS, 'D'],
+    [3_600_000, 'h'],
+    [60_000, 'min'],
+    [1000, 's'],
+  ];
+  for (const [size, code] of units) if (ms % size === 0) return ms === size ? code : `${ms / size}${code}`;
+  return null;
+};
+
+const monthIndex = (d: Date): number => d.getUTCFullYear() * 12 + d.getUTCMonth();
+const isMonthEnd = (d: Date): boolean => new Date(d.getTime() + DAY_MS).getUTCDate() === 1;
+
+/**
+ * The frequencies the first two timestamps allow, in the order they are tried: calendar years,
+ * quarters and months anchored at the start or the end of the period, a fixed step (weeks down to
+ * seconds), then business days (what pandas' infer_freq would name). Each is then checked against
+ * the whole series.
+ */
+function candidates(a: Date, b: Date): Frequency[] {
+  const out: Frequency[] = [];
+  const add = (code: string | null) => {
+    const f = code === null ? null : parseFrequency(code);
+    if (f) out.push(f);
+  };
+  const delta = b.getTime() - a.getTime();
+  const sameTimeOfDay = delta % DAY_MS === 0;
+  const months = monthIndex(b) - monthIndex(a);
+  if (months > 0 && sameTimeOfDay && (a.getUTCDate() === 1 || isMonthEnd(a))) {
+    const end = a.getUTCDate() !== 1; // so the last day of its month
+    const [y, q, m] = end ? ['Y', 'Q', 'M'] : ['YS', 'QS', 'MS'];
+    if (months % 12 === 0) add(months === 12 ? y : `${months / 12}${y}`);
+    if (months % 3 === 0) add(months === 3 ? q : `${months / 3}${q}`);
+    add(months === 1 ? m : `${months}${m}`);
+  }
+  // A fixed step before business days: Mon, Tue, Wed is daily (as pandas infers it); a series that
+  // skips the weekend fails 'D' there and is business days.
+  add(delta > 0 ? fixedCode(delta) : null);
+  // Friday → Monday is one business day; so is any weekday → the next.
+  if (sameTimeOfDay && (delta === DAY_MS || (delta === 3 * DAY_MS && a.getUTCDay() === 5))) add('B');
+  return out;
+}
+
+/** How many of `times` follow `freq` from `times[0]` (all of them = regular). */
+function regularPrefix(times: readonly Date[], freq: Frequency): number {
+  const t0 = times[0] as Date;
+  for (let k = 0; k < times.length; k++) if (stepTime(t0, freq, k).getTime() !== (times[k] as Date).getTime()) return k;
+  return times.length;
+}
+
+/**
+ * Checks a series' timestamps (parsed, one per step) and names its frequency: each must come after
+ * the previous one (no duplicates), and all must fall on one regular grid, which may be a calendar
+ * one (months, quarters, years, business days). With `given` (parameters.frequency) the grid is
+ * that one; otherwise it is inferred from the first two and must hold for all. O(n) steps.
+ */
+export function checkTimestamps(times: readonly Date[], given: Frequency | null): TimestampCheck {
+  for (let j = 1; j < times.length; j++) {
+    const d = (times[j] as Date).getTime() - (times[j - 1] as Date).getTime();
+    if (d === 0) return { ok: false, index: j, msg: `Duplicate timestamp: the same time as timestamps[${j - 1}]` };
+    if (d < 0) return { ok: false, index: j, msg: `Not increasing: earlier than timestamps[${j - 1}] (timestamps go oldest first, like the target)` };
+  }
+  const iso = (j: number) => (times[j] as Date).toISOString();
+  if (given) {
+    const k = regularPrefix(times, given);
+    if (k === times.length) return { ok: true, frequency: given };
+    return {
+      ok: false,
+      index: k,
+      msg: `Does not follow parameters.frequency '${given.code}': expected ${stepTime(times[0] as Date, given, k).toISOString()} here, got ${iso(k)}`,
+    };
+  }
+  if (times.length < 2) {
+    return { ok: false, index: 0, msg: 'One timestamp cannot show a frequency: send at least two, or set parameters.frequency' };
+  }
+  const options = candidates(times[0] as Date, times[1] as Date);
+  if (options.length === 0) {
+    return { ok: false, index: 1, msg: `No supported frequency steps from ${iso(0)} to ${iso(1)} (the finest is one second)` };
+  }
+  let best = { freq: options[0] as Frequency, k: -1 };
+  for (const f of options) {
+    const k = regularPrefix(times, f);
+    if (k === times.length) return { ok: true, frequency: f };
+    if (k > best.k) best = { freq: f, k };
+  }
+  const k = best.k;
+  return {
+    ok: false,
+    index: k,
+    msg:
+      `Irregular: the first timestamps step by '${best.freq.code}', which puts ${stepTime(times[0] as Date, best.freq, k).toISOString()} here, not ${iso(k)}. ` +
+      'Send one timestamp per step of a regular series (a missing observation is null in the target), or set parameters.frequency',
+  };
 }

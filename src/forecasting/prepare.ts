@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
-import { parseFrequency, parseStart, timestampsRepresentable, type Frequency } from './frequency.ts';
+import { checkTimestamps, parseFrequency, parseStart, timestampsRepresentable, type Frequency } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
 
@@ -80,6 +80,8 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       ctx: { maximum: model.max_horizon },
     });
   }
+  const times = resolveTimes(req.inputs, frequency, freqCode !== null, horizon, issues);
+  frequency = times.frequency;
   const contextLimit = Math.min(p.context_length ?? model.context_length, model.max_context_length);
 
   let totalPoints = 0;
@@ -132,19 +134,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       });
     }
 
-    let start: Date | null = null;
-    if (input.start != null) {
-      start = parseStart(input.start);
-      if (!start) issues.push({ path: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
-      else if (frequency && !timestampsRepresentable(start, frequency, originalLength, horizon)) {
-        issues.push({
-          path: at('inputs', i, 'start'),
-          msg: `With frequency '${frequency.code}', ${originalLength} observed steps and prediction_length ${horizon}, the forecast timestamps run past the representable range of dates (±275,000 years); use a smaller frequency multiple or horizon`,
-          type: 'value_error',
-          input: input.start,
-        });
-      }
-    }
+    const start = times.starts[i] ?? null;
 
     const ignored: string[] = [];
     for (const [name, values] of Object.entries(input.past_covariates ?? {})) {
@@ -211,4 +201,109 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
     usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens },
     metadata: req.metadata ?? null,
   };
+}
+
+/**
+ * The time axis of every input, independent of the model: `start` (parsed), or `timestamps`
+ * (checked, their frequency inferred when parameters.frequency is not sent), and the request's one
+ * frequency. Forecast timestamps must stay representable. Problems are pushed onto `issues`.
+ */
+export function resolveTimes(
+  inputs: ForecastRequestT['inputs'],
+  given: Frequency | null,
+  givenSent: boolean,
+  horizon: number,
+  issues: FieldIssue[],
+): { frequency: Frequency | null; starts: (Date | null)[] } {
+  let frequency = given;
+  let inferredFrom = -1;
+  const starts = inputs.map((input, i): Date | null => {
+    let start: Date | null = null;
+    if (input.start != null) {
+      start = parseStart(input.start);
+      if (!start) issues.push({ path: at('inputs', i, 'start'), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: input.start });
+    }
+    if (input.timestamps == null) return start;
+    if (!input.target) return null;
+    // Checked against parameters.frequency when sent; otherwise each input's own grid is inferred.
+    const read = readTimestamps(input.timestamps, input.target.length, i, start, input.start != null, given, givenSent, issues);
+    if (!read) return null;
+    if (!frequency) {
+      frequency = read.frequency;
+      inferredFrom = i;
+    } else if (read.frequency.code !== frequency.code) {
+      issues.push({
+        path: at('inputs', i, 'timestamps'),
+        msg: `These timestamps step by '${read.frequency.code}', those of inputs[${inferredFrom}] by '${frequency.code}': one request forecasts one frequency`,
+        type: 'value_error',
+      });
+    }
+    return read.start;
+  });
+  // After the loop: the frequency may come from a later input's timestamps.
+  starts.forEach((start, i) => {
+    const length = inputs[i]?.target?.length ?? 0;
+    if (start && frequency && !timestampsRepresentable(start, frequency, length, horizon)) {
+      const field = inputs[i]?.timestamps != null ? 'timestamps' : 'start';
+      issues.push({
+        path: at('inputs', i, field),
+        msg: `With frequency '${frequency.code}', ${length} observed steps and prediction_length ${horizon}, the forecast timestamps run past the representable range of dates (±275,000 years); use a smaller frequency multiple or horizon`,
+        type: 'value_error',
+        input: inputs[i]?.start ?? inputs[i]?.timestamps?.[0],
+      });
+    }
+  });
+  return { frequency, starts };
+}
+
+/**
+ * Reads `inputs[i].timestamps`: one ISO 8601 time per target step, increasing, on one regular grid
+ * (parameters.frequency when given, else inferred). A `start` sent too must be the first of them.
+ * Problems are pushed as issues naming `inputs[i].timestamps[j]`; null when there were any.
+ */
+function readTimestamps(
+  raw: readonly string[],
+  length: number,
+  i: number,
+  start: Date | null,
+  startSent: boolean,
+  given: Frequency | null,
+  givenSent: boolean,
+  issues: FieldIssue[],
+): { start: Date; frequency: Frequency } | null {
+  if (raw.length !== length) {
+    issues.push({
+      path: at('inputs', i, 'timestamps'),
+      msg: `Must have one timestamp per target step (${length}), got ${raw.length}`,
+      type: 'value_error',
+    });
+    return null;
+  }
+  const times: Date[] = [];
+  for (let j = 0; j < raw.length; j++) {
+    const d = parseStart(raw[j] as string);
+    if (!d) {
+      issues.push({ path: at('inputs', i, 'timestamps', j), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: raw[j] });
+      return null;
+    }
+    times.push(d);
+  }
+  // An unknown parameters.frequency is reported already; the timestamps are not checked against it.
+  if (givenSent && !given) return null;
+  const check = checkTimestamps(times, given);
+  if (!check.ok) {
+    issues.push({ path: at('inputs', i, 'timestamps', check.index), msg: check.msg, type: 'value_error', input: raw[check.index] });
+    return null;
+  }
+  const first = times[0] as Date;
+  if (startSent && start && start.getTime() !== first.getTime()) {
+    issues.push({
+      path: at('inputs', i, 'start'),
+      msg: `Disagrees with timestamps[0] (${first.toISOString()}); send one of them, or the same time in both`,
+      type: 'value_error',
+      input: start.toISOString(),
+    });
+    return null;
+  }
+  return { start: first, frequency: check.frequency };
 }

@@ -37,6 +37,7 @@ export const ForecastInput = z
       .describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.')
       .optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
+    timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),
     past_covariates: z.record(z.string().max(128), z.array(Value)).nullish().describe('Name → values aligned with target.'),
     future_covariates: z.record(z.string().max(128), z.array(z.number())).nullish().describe('Name → values for the forecast steps.'),
     static_covariates: z.record(z.string().max(128), z.number()).nullish().describe('Name → one number for the series.'),

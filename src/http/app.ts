@@ -7,6 +7,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest }
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
+import { registerRefusalLog } from './refusals.ts';
 import { sendRestError } from './errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
@@ -129,6 +130,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   registerCsrfHook(app, config);
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
+  registerRefusalLog(app);
   // A second router holding every route's path, only to answer "which methods does this path
   // take?": a wrong method is a 405 with Allow, not a 404 (find-my-way is Fastify's own router).
   const paths = FindMyWay({ ignoreTrailingSlash: true });

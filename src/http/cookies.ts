@@ -17,3 +17,16 @@ export function setSessionCookie(reply: FastifyReply, cfg: { cookieSecure: boole
 export function clearSessionCookie(reply: FastifyReply): FastifyReply {
   return reply.clearCookie(SESSION_COOKIE, { path: '/' });
 }
+
+/**
+ * The state of a provider sign-in in progress (OAuth `state`, checked on the callback): HttpOnly,
+ * SameSite=Lax (the provider's redirect back is a top-level GET), Secure per COOKIE_SECURE, sent
+ * only to the callback path, ten minutes.
+ */
+export function setSignInStateCookie(reply: FastifyReply, cfg: { cookieSecure: boolean }, name: string, state: string, path: string): FastifyReply {
+  return reply.setCookie(name, state, { httpOnly: true, sameSite: 'lax', secure: cfg.cookieSecure, path, maxAge: 600 });
+}
+
+export function clearSignInStateCookie(reply: FastifyReply, name: string, path: string): FastifyReply {
+  return reply.clearCookie(name, { path });
+}

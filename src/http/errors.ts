@@ -17,13 +17,10 @@ function locPrefix(req: FastifyRequest): string {
 
 /**
  * Every error body carries the request id beside the contract's fields (`{error, code}` or 422
- * `{detail}`), so a user can quote it; 4xx reasons are logged at debug level.
+ * `{detail}`), so a user can quote it; 4xx reasons are logged at debug level (src/http/refusals.ts).
  */
 export function sendRestError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const send = (status: number, body: Record<string, unknown>) => {
-    if (status < 500) req.log.debug({ status, reason: body.code ?? 'validation_error', detail: body.error ?? body.detail }, 'request refused');
-    return reply.code(status).send({ ...body, request_id: req.id });
-  };
+  const send = (status: number, body: Record<string, unknown>) => reply.code(status).send({ ...body, request_id: req.id });
   if (err instanceof AppError) {
     for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
     return send(err.status, { error: err.message, code: err.code });

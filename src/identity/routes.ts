@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { resolveCredential } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import { principalOf } from '../http/auth.ts';
-import { SESSION_COOKIE, setSessionCookie } from '../http/cookies.ts';
+import { clearSignInStateCookie, SESSION_COOKIE, setSessionCookie, setSignInStateCookie } from '../http/cookies.ts';
 import { notFound } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors, Ok } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
@@ -52,14 +52,13 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
         }
       }
       const { url, state } = await startSignIn(deps, p, req.query.next, linkUserId);
-      reply.setCookie(STATE_COOKIE, state, { httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure, path: CALLBACK_PREFIX, maxAge: 600 });
+      setSignInStateCookie(reply, deps.config, STATE_COOKIE, state, CALLBACK_PREFIX);
       return reply.header('cache-control', 'no-store').redirect(url.href, 302);
     },
   });
 
   const failed = (reply: FastifyReply, code: string) =>
-    reply
-      .clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX })
+    clearSignInStateCookie(reply, STATE_COOKIE, CALLBACK_PREFIX)
       .header('cache-control', 'no-store')
       .redirect(`${SIGN_IN_ERROR_PATH}?oauth_error=${encodeURIComponent(code)}`, 302);
 
@@ -77,7 +76,7 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
       try {
         const r = await completeSignIn(deps, p, req.query, req.cookies?.[STATE_COOKIE], current);
         setSessionCookie(reply, deps.config, r.session.token, r.session.expiresAt);
-        return reply.clearCookie(STATE_COOKIE, { path: CALLBACK_PREFIX }).header('cache-control', 'no-store').redirect(r.next, 302);
+        return clearSignInStateCookie(reply, STATE_COOKIE, CALLBACK_PREFIX).header('cache-control', 'no-store').redirect(r.next, 302);
       } catch (err) {
         if (err instanceof SignInError) {
           req.log.warn({ code: err.code, msg: err.message }, 'provider sign-in failed');

@@ -20,7 +20,7 @@ const SERVER_INFO = { name: 'tsfm-forecasting', version: '0.1.0' };
 export const MCP_INSTRUCTIONS = [
   'Probabilistic time-series forecasts. Call listModels to pick a model id (auto-ets, theta and combo are good defaults; naive for a baseline),',
   'then forecast with inputs[].target as the numbers oldest first and parameters.prediction_length as the horizon;',
-  'set parameters.frequency (e.g. MS, D, H) and inputs[].start to get timestamps and seasonality.',
+  'set parameters.frequency (e.g. MS, D, H) and inputs[].start, or send inputs[].timestamps (one ISO time per value; the frequency is inferred), to get timestamps and seasonality.',
   'forecastBatch runs up to 64 requests; forecastEnsemble backtests several models and blends the best.',
   'Forecasts use credits (see getBillingSummary); results are JSON in the text. Errors say code, HTTP status and the field at fault.',
 ].join(' ');

@@ -4,7 +4,7 @@ import { TTM_R2_ONNX_SPEC, ttmR2OnnxModel } from '../../src/engine/onnx/catalog.
 import { onnxModel } from '../../src/engine/onnx/driver.ts';
 import { prepareContext } from '../../src/engine/onnx/prepare.ts';
 import { releaseSessions } from '../../src/engine/onnx/session.ts';
-import { forecastTtm, TTM_MAX_HORIZON, ttmR2 } from '../../src/engine/neural/ttm/model.ts';
+import { forecastTtm, TTM_MAX_HORIZON, ttmForecasts, ttmR2 } from '../../src/engine/neural/ttm/model.ts';
 import { prepareContexts } from '../../src/engine/neural/ttm/predict.ts';
 import { TTM_CONTEXT, TTM_HORIZON } from '../../src/engine/neural/ttm/weights.ts';
 import { EngineError, type ModelEnv } from '../../src/engine/types.ts';
@@ -118,5 +118,52 @@ describe('TTM r2: ONNX contract and TypeScript TTM agree', () => {
     assert.ok(close(f?.quantiles[1]?.[149], 1000 + 149));
     assert.equal(f?.samples?.length, 3);
     assert.match(String(f?.info?.quantile_method), /conformal/);
+  });
+
+  it('on quantiles and samples: the same point forecasts give the same intervals on both runtimes (one calibration)', async () => {
+    // The graph: forecast[h] = last + mean(context) + (h + 1), rolled out by feeding the forecast back.
+    await installGraph(env, model, { contextLength: 512, horizon: 96, offsets: null, base: 'last', meanWeight: 1, stepSlope: 1 });
+    // The same function as the TypeScript TTM's predictor (on the ONNX contract's input).
+    const graph = (contexts: ArrayLike<number>[], horizon: number): Float64Array[] =>
+      contexts.map((c) => {
+        let ctx = Array.from(prepareContext(Array.from(c), TTM_CONTEXT, TTM_R2_ONNX_SPEC.missing).values);
+        const out: number[] = [];
+        while (out.length < horizon) {
+          const last = ctx[TTM_CONTEXT - 1] ?? NaN;
+          const mean = ctx.reduce((a, v) => a + v, 0) / TTM_CONTEXT;
+          const block = Array.from({ length: TTM_HORIZON }, (_, h) => last + mean + h + 1);
+          out.push(...block);
+          ctx = [...ctx.slice(TTM_HORIZON), ...block];
+        }
+        return Float64Array.from(out.slice(0, horizon));
+      });
+    // Noisy, with a level shift and a few gaps (not in the last window, where the runtimes' rollouts differ by design).
+    const noisy = (n: number, gaps: boolean) =>
+      Array.from({ length: n }, (_, t) => (gaps && t % 97 === 5 && t < n - 600 ? NaN_ : 50 + 0.02 * t + 8 * Math.sin(t / 5) + (((t * 7919) % 23) - 11)));
+    for (const [series, horizon] of [
+      [[noisy(1000, false), noisy(700, true)], 24],
+      [[noisy(1200, false)], 150],
+    ] as const) {
+      const j = job({ series: series.map((s) => [...s]), horizon, quantileLevels: [0.05, 0.5, 0.9], numSamples: 4, seed: 11 });
+      const onnx = await model.forecast(j, env);
+      const ts = ttmForecasts(j, graph, 'stand-in');
+      series.forEach((_, i) => {
+        const o = onnx[i];
+        const t = ts[i];
+        assert.equal(t?.info?.backtestWindows, 8, 'eight backtests on both');
+        assert.match(String(o?.info?.quantile_method), /conformal: signed errors of 8 in-context backtests/);
+        for (let h = 0; h < horizon; h++) {
+          assert.ok(close(o?.mean[h], t?.mean[h] ?? NaN, 1e-5), `mean h=${h}`);
+          for (let q = 0; q < 3; q++) {
+            const a = o?.quantiles[q]?.[h];
+            const b = t?.quantiles[q]?.[h] ?? NaN;
+            assert.ok(close(a, b, 1e-4), `series ${i} h=${h} level ${j.quantileLevels[q]}: onnx ${a} vs ts ${b}`);
+          }
+          for (let k = 0; k < 4; k++) assert.ok(close(o?.samples?.[k]?.[h], t?.samples?.[k]?.[h] ?? NaN, 1e-4), `sample ${k} h=${h}`);
+        }
+        // Not a degenerate case: the intervals have width.
+        assert.ok((t?.quantiles[2]?.[0] ?? 0) - (t?.quantiles[0]?.[0] ?? 0) > 1);
+      });
+    }
   });
 });

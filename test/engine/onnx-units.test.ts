@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backtestOrigins, DEFAULT_CALIBRATION, pooledErrors } from '../../src/engine/onnx/conformal.ts';
+import { backtestOrigins, TTM_BACKTESTS } from '../../src/engine/conformal.ts';
+import { defaultBacktests } from '../../src/engine/onnx/driver.ts';
 import { imputeLinear, prepareContext } from '../../src/engine/onnx/prepare.ts';
 import { checkLevels, samplePaths, valueAtLevel } from '../../src/engine/onnx/quantiles.ts';
 import { planBatches } from '../../src/engine/onnx/run.ts';
@@ -76,14 +77,18 @@ describe('ONNX driver pieces', () => {
     assert.ok(batches.every((b) => b.length <= 3));
   });
 
-  it('chooses backtest origins inside the history and pools errors per step', () => {
-    assert.deepEqual(backtestOrigins(400, 96, DEFAULT_CALIBRATION), [304, 208, 112]);
-    assert.deepEqual(backtestOrigins(250, 96, DEFAULT_CALIBRATION), [154]);
-    assert.deepEqual(backtestOrigins(191, 96, DEFAULT_CALIBRATION), []);
-    const pooled = pooledErrors([Float64Array.from([1, 2, NaN]), Float64Array.from([-1, 5, 0])], 3, 0);
-    assert.deepEqual(
-      pooled.map((p) => Array.from(p)),
-      [[-1, 1], [2, 5], [0]],
-    );
+  it('chooses backtest origins inside the history, every ⌈h/2⌉ steps, skipping windows with nothing observed', () => {
+    const plan = defaultBacktests({ horizon: 96, contextLength: 512 });
+    const ones = (n: number) => Array.from({ length: n }, () => 1);
+    assert.deepEqual(backtestOrigins(ones(400), 96, plan), [304, 256, 208, 160, 112]);
+    assert.deepEqual(backtestOrigins(ones(250), 96, plan), [154, 106]);
+    assert.deepEqual(backtestOrigins(ones(191), 96, plan), []);
+    // The TTM plan: at most 8, each with 256 points of history.
+    assert.deepEqual(backtestOrigins(ones(1000), 96, TTM_BACKTESTS), [904, 856, 808, 760, 712, 664, 616, 568]);
+    assert.deepEqual(backtestOrigins(ones(512), 192, TTM_BACKTESTS), [320]);
+    // A window whose 512 points before the origin are all missing is skipped.
+    const nan = (n: number) => Array.from({ length: n }, () => Number.NaN);
+    const gappy = [...nan(300), ...ones(10), ...nan(600), ...ones(100)];
+    assert.deepEqual(backtestOrigins(gappy, 96, TTM_BACKTESTS), [914, 818, 770, 722, 674, 626, 578]);
   });
 });

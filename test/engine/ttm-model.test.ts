@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { calibrate, conformalQuantile } from '../../src/engine/neural/conformal.ts';
+import { calibrate, conformalQuantile } from '../../src/engine/conformal.ts';
 import { mulberry32 } from '../../src/engine/stats/prng.ts';
 import { ttmForward } from '../../src/engine/neural/ttm/forward.ts';
 import { loadTtmRuntime, ttmR2, TTM_R2_ID } from '../../src/engine/neural/ttm/model.ts';

@@ -28,10 +28,10 @@ describe(`a newcomer's mistakes get errors they can act on (${DB_KIND})`, () => 
     ],
     ['parameters.h', { model: 'echo-last', inputs: [{ target: SERIES }], parameters: { h: 3 } }, ['body', 'parameters', 'h'], /prediction_length/],
     [
-      'timestamps beside the target',
-      { model: 'echo-last', inputs: [{ target: SERIES, timestamps: ['2024-01-01'] }] },
-      ['body', 'inputs', 0, 'timestamps'],
-      /inputs\[\]\.start/,
+      'timestamps beside the inputs (they belong in each input)',
+      { model: 'echo-last', inputs: [{ target: SERIES }], timestamps: ['2024-01-01'] },
+      ['body', 'timestamps'],
+      /inputs\[\]\.timestamps/,
     ],
     ['y instead of target', { model: 'echo-last', inputs: [{ y: SERIES }] }, ['body', 'inputs', 0, 'y'], /inputs\[\]\.target/],
     [

@@ -1,7 +1,7 @@
 import { TTM_MAX_HORIZON, ttmR2 } from '../neural/ttm/model.ts';
 import { TTM_CONTEXT, TTM_HORIZON } from '../neural/ttm/weights.ts';
 import type { ModelFiles, ModelImpl } from '../types.ts';
-import { DEFAULT_CALIBRATION } from './conformal.ts';
+import { TTM_BACKTESTS } from '../conformal.ts';
 import { onnxModel } from './driver.ts';
 import type { OnnxGraphSpec } from './spec.ts';
 
@@ -225,12 +225,14 @@ export function ttmR2OnnxModel(opts: { repo: string; revision?: string; file?: s
       description:
         'IBM Granite TinyTimeMixer R2 exported to ONNX: looks at the last 512 points, forecasts 96 (up to 192 by rolling out). ' +
         'Point forecasts; quantiles and samples come from conformal calibration on in-context backtests.',
-      // The graph reads 512 points; older ones feed the calibration backtests (8 at most).
-      contextLength: TTM_CONTEXT + DEFAULT_CALIBRATION.maxWindows * TTM_HORIZON,
+      // The graph reads 512 points; older ones feed the calibration backtests, planned as the
+      // TypeScript TTM plans them (TTM_BACKTESTS), so both runtimes calibrate alike.
+      contextLength: ttmR2.info.contextLength,
       maxContextLength: ttmR2.info.maxContextLength,
       maxHorizon: TTM_MAX_HORIZON,
     },
     files: { repo: opts.repo, revision: opts.revision ?? 'main', files: [{ path: file, sha256: opts.sha256 ?? null }] },
     spec: { ...TTM_R2_ONNX_SPEC, file },
+    calibration: TTM_BACKTESTS,
   });
 }

@@ -1,5 +1,5 @@
 import { EngineError, type ForecastJob, type ModelEnv, type ModelFiles, type ModelImpl, type SeriesForecast } from '../types.ts';
-import { backtestOrigins, calibrationMinPoints, DEFAULT_CALIBRATION, empiricalLevels, pooledErrors, type CalibrationOptions } from './conformal.ts';
+import { backtestOrigins, type BacktestPlan, conformalSpread } from '../conformal.ts';
 import { countFinite, prepareContext, type PreparedContext } from './prepare.ts';
 import { checkLevels, samplePaths, sortSmall, valueAtLevel } from './quantiles.ts';
 import { runRows, type Row } from './run.ts';
@@ -10,8 +10,8 @@ export interface OnnxModelDefinition {
   info: ModelImpl['info'];
   files: ModelFiles;
   spec: OnnxGraphSpec;
-  /** For point-forecast graphs: how quantiles and samples are calibrated. */
-  calibration?: CalibrationOptions;
+  /** For point-forecast graphs: where the calibration backtests start (default: `defaultBacktests`). */
+  calibration?: BacktestPlan;
 }
 
 /** A ModelImpl that serves one exported ONNX graph through the generic driver. */
@@ -102,21 +102,29 @@ async function quantileForecast(def: OnnxModelDefinition, graph: ResolvedGraph, 
   });
 }
 
+/** Backtests of a point-forecast graph without a plan of its own: 8 windows, two at least, each with a graph horizon of history (96 points at most). */
+export function defaultBacktests(graph: { horizon: number; contextLength: number }): BacktestPlan {
+  return { maxWindows: 8, minWindows: 2, minContext: Math.min(96, graph.horizon), lookback: graph.contextLength };
+}
+
+/**
+ * A point-forecast graph (TinyTimeMixer): the graph's forecast, and quantiles and samples from the
+ * engine's one conformal calibration (src/engine/conformal.ts) on backtests run through the graph
+ * the same way (rolled out alike), as the TypeScript TTM does.
+ */
 async function pointForecast(def: OnnxModelDefinition, graph: ResolvedGraph, job: ForecastJob, signal?: AbortSignal): Promise<SeriesForecast[]> {
   const blocks = blocksFor(def, graph, job.horizon);
-  // Backtests span everything one forecast produces (blocks × the graph's horizon), rolled out
-  // the same way, so a rolled-out horizon is calibrated on rolled-out errors.
-  const H = blocks * graph.horizon;
-  const calib = def.calibration ?? { ...DEFAULT_CALIBRATION, minContext: Math.min(DEFAULT_CALIBRATION.minContext, graph.horizon) };
+  const h = job.horizon;
+  const plan = def.calibration ?? defaultBacktests(graph);
   const wantSpread = job.quantileLevels.length > 0 || job.numSamples > 0;
   const prepared = job.series.map((s) => prepareContext(s, graph.contextLength, def.spec.missing));
   const rows: Row[] = prepared.map((p, i) => ({ context: p.values, group: i }));
   const windows: { series: number; origin: number; row: number }[] = [];
   if (wantSpread) {
     job.series.forEach((s, i) => {
-      const origins = backtestOrigins(s.length, H, calib);
-      if (origins.length < calib.minWindows) {
-        const need = calibrationMinPoints(H, calib);
+      const origins = backtestOrigins(s, h, plan);
+      if (origins.length < plan.minWindows) {
+        const need = plan.minContext + h + (plan.minWindows - 1) * Math.ceil(h / 2);
         throw new EngineError('bad_input', `series ${i}: quantiles from ${def.info.id} need at least ${need} points (in-context backtests)`, i);
       }
       for (const origin of origins) {
@@ -127,24 +135,27 @@ async function pointForecast(def: OnnxModelDefinition, graph: ResolvedGraph, job
     });
   }
   const outputs = await runRows(graph, rows, blocks, def.spec.maxBatchRows, signal);
-  const errorsBySeries = job.series.map(() => [] as Float64Array[]);
-  for (const w of windows) {
-    const fc = outputs[w.row] ?? new Float32Array(H);
-    const s = job.series[w.series] ?? [];
-    errorsBySeries[w.series]?.push(Float64Array.from({ length: H }, (_, h) => (s[w.origin + h] ?? NaN) - (fc[h] ?? NaN)));
-  }
+  const points = job.series.map((_, i) => Array.from((outputs[i] ?? new Float32Array(0)).subarray(0, h)));
+  const spreads = wantSpread
+    ? conformalSpread(
+        job.series,
+        points,
+        windows,
+        windows.map((w) => (outputs[w.row] ?? new Float32Array(h)).subarray(0, h)),
+        h,
+        job.quantileLevels,
+        job.numSamples,
+        job.seed,
+      )
+    : null;
   return job.series.map((_, i) => {
-    const point = Array.from((outputs[i] ?? new Float32Array(0)).subarray(0, job.horizon));
     const info: Record<string, unknown> = { ...baseInfo(graph, prepared[i] as PreparedContext, blocks), point: 'model' };
-    const forecast: SeriesForecast = { mean: point, quantiles: [], info };
-    if (!wantSpread) return forecast;
-    const errors = errorsBySeries[i] ?? [];
-    const pooled = pooledErrors(errors, H, calib.poolHalfWidth);
-    const stepValues = (h: number): Float64Array => (pooled[h] ?? new Float64Array(0)).map((e) => e + (point[h] ?? NaN));
-    const stepLevels = (h: number): Float64Array => empiricalLevels(pooled[h]?.length ?? 0);
-    forecast.quantiles = job.quantileLevels.map((q) => point.map((_, h) => valueAtLevel(stepLevels(h), stepValues(h), q)));
-    info.quantile_method = `conformal: signed errors of ${errors.length} in-context backtests, steps pooled ±${calib.poolHalfWidth}`;
-    if (job.numSamples > 0) forecast.samples = samplePaths(stepLevels, stepValues, job.horizon, job.numSamples, job.seed + i * 7919);
+    const forecast: SeriesForecast = { mean: points[i] ?? [], quantiles: [], info };
+    const spread = spreads?.[i];
+    if (!spread) return forecast;
+    forecast.quantiles = spread.quantiles;
+    info.quantile_method = `conformal: signed errors of ${spread.windows} in-context backtests, scaled per step (src/engine/conformal.ts)`;
+    if (spread.samples) forecast.samples = spread.samples;
     return forecast;
   });
 }

@@ -3,9 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../../types.ts';
 import type { ForecastJob, ModelEnv, ModelFiles, ModelImpl, SeriesForecast } from '../../types.ts';
-import { calibrate, quantileRows, samplePaths } from '../conformal.ts';
-import { mulberry32 } from '../../stats/prng.ts';
-import type { Backtest } from '../conformal.ts';
+import { backtestContext, backtestOrigins, conformalSpread, TTM_BACKTESTS } from '../../conformal.ts';
 import { readSafetensors } from '../safetensors.ts';
 import { createJsRuntime } from './forward.ts';
 import type { TtmRuntime } from './forward.ts';
@@ -26,10 +24,6 @@ export const TTM_R2_FILES: ModelFiles = {
 
 /** Longest horizon: two model windows rolled out (the model card advises against rolling further). */
 export const TTM_MAX_HORIZON = 2 * TTM_HORIZON;
-/** Backtest windows used for the conformal calibration, at most. */
-const MAX_BACKTESTS = 8;
-/** Fewest real points a backtest context must have (shorter ones are padded, see predict.ts). */
-const MIN_BACKTEST_CONTEXT = 256;
 
 let cached: { file: string; runtime: TtmRuntime } | null = null;
 
@@ -68,8 +62,8 @@ export const ttmR2: ModelImpl = {
     license: 'Apache-2.0',
     supportedTasks: ['forecast'],
     minPoints: TTM_CONTEXT,
-    // The network reads 512 points; up to MAX_BACKTESTS·48 older ones feed the calibration backtests.
-    contextLength: TTM_CONTEXT + TTM_HORIZON + (MAX_BACKTESTS - 1) * (TTM_HORIZON / 2),
+    // The network reads 512 points; older ones feed the calibration backtests (src/engine/conformal.ts).
+    contextLength: backtestContext(TTM_BACKTESTS, TTM_CONTEXT, TTM_HORIZON),
     maxContextLength: 8192,
     maxHorizon: TTM_MAX_HORIZON,
     capabilities: ['quantiles', 'samples', 'missing_values', 'multivariate'],
@@ -101,62 +95,53 @@ export function forecastTtm(job: ForecastJob, env: ModelEnv, runtime?: TtmRuntim
     }
   });
   const rt = runtime ?? loadTtmRuntime(env.modelsDir);
+  return ttmForecasts(job, (contexts, horizon) => predict(rt, contexts, horizon), rt.kind);
+}
 
-  // One batch: every series' forecast, then every backtest window of every series.
-  const contexts: ArrayLike<number>[] = [];
+/** Point forecasts of `horizon` steps for each context (the network, rolled out). */
+export type TtmPredictor = (contexts: ArrayLike<number>[], horizon: number) => Float64Array[];
+
+/**
+ * Forecasts, quantiles and samples of a checked job from a predictor: the network on this
+ * runtime, or (in the parity test) a stand-in for the ONNX graph, so both runtimes' calibration
+ * can be compared on the same point forecasts.
+ */
+export function ttmForecasts(job: ForecastJob, predictor: TtmPredictor, runtimeKind: string): SeriesForecast[] {
+  const h = job.horizon;
+  // One batch: every series' forecast, then every backtest window of every series (the shared
+  // calibration plans them and turns them into quantiles and samples, as the ONNX driver does).
+  const contexts: ArrayLike<number>[] = [...job.series];
   const windows: { series: number; origin: number }[] = [];
-  for (const s of job.series) contexts.push(s);
+  const wantSpread = job.quantileLevels.length > 0 || job.numSamples > 0;
   job.series.forEach((s, i) => {
-    const stride = Math.max(1, Math.ceil(h / 2));
-    for (let j = 0; j < MAX_BACKTESTS; j++) {
-      const origin = s.length - h - j * stride;
-      if (origin < MIN_BACKTEST_CONTEXT) break;
-      if (!hasObserved(s, origin)) continue;
+    const origins = backtestOrigins(s, h, TTM_BACKTESTS);
+    if (wantSpread && origins.length < TTM_BACKTESTS.minWindows) {
+      throw new EngineError('bad_input', `series ${i}: quantiles from ${TTM_R2_ID} need a backtest with observed history (none found)`, i);
+    }
+    for (const origin of origins) {
       windows.push({ series: i, origin });
       contexts.push(s.slice(0, origin));
     }
   });
-  const preds = predict(rt, contexts, h);
-
-  const backtests: Backtest[][] = job.series.map(() => []);
-  windows.forEach((w, k) => {
-    const s = job.series[w.series]!;
-    backtests[w.series]!.push({ forecast: preds[job.series.length + k]!, actual: s.slice(w.origin, w.origin + h) });
-  });
-  const rand = mulberry32(job.seed);
+  const preds = predictor(contexts, h);
+  const means = preds.slice(0, job.series.length);
+  const spreads = conformalSpread(job.series, means, windows, preds.slice(job.series.length), h, job.quantileLevels, job.numSamples, job.seed);
   return job.series.map((s, i) => {
-    const mean = preds[i]!;
-    const cal = calibrate(backtests[i]!, h, seriesScale(s));
+    const spread = spreads[i]!;
     const window = s.slice(s.length - TTM_CONTEXT);
     const result: SeriesForecast = {
-      mean: Array.from(mean),
-      quantiles: quantileRows(mean, cal, job.quantileLevels),
+      mean: Array.from(means[i]!),
+      quantiles: spread.quantiles,
       info: {
         contextUsed: TTM_CONTEXT,
         imputedPoints: window.filter((v) => !Number.isFinite(v)).length,
         rolledOut: h > TTM_HORIZON,
         calibration: 'conformal',
-        backtestWindows: backtests[i]!.length,
-        runtime: rt.kind,
+        backtestWindows: spread.windows,
+        runtime: runtimeKind,
       },
     };
-    if (job.numSamples > 0) result.samples = samplePaths(mean, cal, job.numSamples, rand);
+    if (spread.samples) result.samples = spread.samples;
     return result;
   });
-}
-
-function hasObserved(s: number[], origin: number): boolean {
-  for (let t = Math.max(0, origin - TTM_CONTEXT); t < origin; t++) if (Number.isFinite(s[t]!)) return true;
-  return false;
-}
-
-function seriesScale(s: number[]): number {
-  let sum = 0;
-  let n = 0;
-  for (const v of s)
-    if (Number.isFinite(v)) {
-      sum += Math.abs(v);
-      n++;
-    }
-  return n > 0 ? sum / n : 1;
 }

@@ -1,6 +1,12 @@
+import { mulberry32 } from './stats/prng.ts';
+
 /**
  * Prediction intervals for point-forecast models, from rolling-origin backtests on the series'
- * own history (locally scaled split conformal prediction).
+ * own history (locally scaled split conformal prediction). The one calibration of the engine:
+ * the TypeScript TinyTimeMixer (src/engine/neural/ttm/) and the ONNX driver's point-forecast
+ * graphs (src/engine/onnx/driver.ts) both plan their backtests with `backtestOrigins` and turn
+ * them into quantiles and samples with `conformalSpread`, so the same model gives the same
+ * intervals on either runtime (test/engine/onnx-ttm-parity.test.ts; ADR 0018).
  *
  * For one series with backtest windows j = 1..J (each: a forecast made from the history before an
  * origin, compared with what followed), with residuals e_j[t] = actual − forecast at step t:
@@ -111,4 +117,99 @@ export function samplePaths(forecast: ArrayLike<number>, cal: Calibration, count
     out.push(path);
   }
   return out;
+}
+
+/** Where a model's calibration backtests start. */
+export interface BacktestPlan {
+  /** Most backtest windows per series (each costs one more forecast in the batch). */
+  maxWindows: number;
+  /** Fewest windows needed before quantiles or samples are given (fewer: bad input). */
+  minWindows: number;
+  /** Fewest points of history before a backtest origin. */
+  minContext: number;
+  /** Points the model reads before an origin: a window whose last `lookback` points hold no observation is skipped. */
+  lookback: number;
+}
+
+/** TinyTimeMixer R2 on both runtimes: 8 windows, each with 256 points of history at least, of the 512 the network reads. */
+export const TTM_BACKTESTS: BacktestPlan = { maxWindows: 8, minWindows: 1, minContext: 256, lookback: 512 };
+
+/** Oldest point a plan reads: the context a model needs to run all its backtests (the catalog's `context_length`). */
+export function backtestContext(plan: BacktestPlan, modelContext: number, horizon: number): number {
+  return modelContext + horizon + (plan.maxWindows - 1) * Math.ceil(horizon / 2);
+}
+
+/**
+ * Backtest origins of one series, newest first: n − h, n − h − ⌈h/2⌉, … while at least
+ * `minContext` points precede the origin and fewer than `maxWindows` were taken; an origin whose
+ * last `lookback` points are all missing is skipped (the model would see no data).
+ */
+export function backtestOrigins(series: ArrayLike<number>, horizon: number, plan: BacktestPlan): number[] {
+  const stride = Math.max(1, Math.ceil(horizon / 2));
+  const origins: number[] = [];
+  for (let j = 0; j < plan.maxWindows; j++) {
+    const origin = series.length - horizon - j * stride;
+    if (origin < plan.minContext) break;
+    if (hasObserved(series, origin, plan.lookback)) origins.push(origin);
+  }
+  return origins;
+}
+
+function hasObserved(s: ArrayLike<number>, origin: number, lookback: number): boolean {
+  for (let t = Math.max(0, origin - lookback); t < origin; t++) if (Number.isFinite(s[t]!)) return true;
+  return false;
+}
+
+/** Mean absolute value of the observed points (1 without any): the floor of the per-step scale is relative to it. */
+export function seriesScale(s: ArrayLike<number>): number {
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const v = s[i]!;
+    if (Number.isFinite(v)) {
+      sum += Math.abs(v);
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : 1;
+}
+
+/** One series' calibrated spread. */
+export interface Spread {
+  quantiles: number[][];
+  samples?: number[][];
+  /** Backtest windows the calibration used. */
+  windows: number;
+}
+
+/**
+ * The calibration step of a point-forecast model, the same on every runtime: for each series, the
+ * backtests (`windowForecasts[k]` forecast from `windows[k].origin`, compared with what followed)
+ * give the per-step scale and standardised residuals; quantiles are `quantileRows` around the point
+ * forecast and samples `samplePaths`, drawn from one seeded stream over the series in order.
+ */
+export function conformalSpread(
+  series: readonly ArrayLike<number>[],
+  points: readonly ArrayLike<number>[],
+  windows: readonly { series: number; origin: number }[],
+  windowForecasts: readonly ArrayLike<number>[],
+  horizon: number,
+  quantileLevels: readonly number[],
+  numSamples: number,
+  seed: number,
+): Spread[] {
+  const backtests: Backtest[][] = series.map(() => []);
+  windows.forEach((w, k) => {
+    const s = series[w.series]!;
+    const actual = Float64Array.from({ length: horizon }, (_, t) => (w.origin + t < s.length ? s[w.origin + t]! : Number.NaN));
+    backtests[w.series]!.push({ forecast: windowForecasts[k]!, actual });
+  });
+  const rand = mulberry32(seed);
+  return series.map((s, i) => {
+    const point = points[i]!;
+    const cal = calibrate(backtests[i]!, horizon, seriesScale(s));
+    const spread: Spread = { quantiles: quantileRows(point, cal, quantileLevels), windows: backtests[i]!.length };
+    if (numSamples > 0) spread.samples = samplePaths(point, cal, numSamples, rand);
+    return spread;
+  });
 }
