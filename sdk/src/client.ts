@@ -13,6 +13,12 @@ export type Prediction = Schemas['Prediction'];
 export type EnsembleRequest = Schemas['EnsembleForecastRequestInput'];
 export type EnsembleResponse = Schemas['EnsembleForecastResponseBody'];
 export type BatchItem = Schemas['ForecastBatchItemBody'];
+export type CrossValidationRequest = Schemas['CrossValidationRequestInput'];
+export type CrossValidationResponse = Schemas['CrossValidationResponseBody'];
+export type DetectAnomaliesRequest = Schemas['DetectAnomaliesRequestInput'];
+export type DetectAnomaliesResponse = Schemas['DetectAnomaliesResponseBody'];
+export type ImputeRequest = Schemas['ImputeRequestInput'];
+export type ImputeResponse = Schemas['ImputeResponseBody'];
 export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
@@ -136,6 +142,21 @@ export class TsfmClient {
   async ensemble(request: EnsembleRequest, signal?: AbortSignal): Promise<EnsembleResponse> {
     const body = { ...request, dry_run: undefined };
     return unwrap(await this.api.POST('/v1/forecast/ensemble', { body, ...(signal ? { signal } : {}) })) as EnsembleResponse;
+  }
+
+  /** A rolling-origin cross-validation of one or more models (/v1/cross-validation). */
+  async crossValidate(request: CrossValidationRequest, signal?: AbortSignal): Promise<CrossValidationResponse> {
+    return unwrap(await this.api.POST('/v1/cross-validation', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Anomalies: values outside a model's one-step-ahead interval, or rolling z-scores (/v1/detect-anomalies). */
+  async detectAnomalies(request: DetectAnomaliesRequest, signal?: AbortSignal): Promise<DetectAnomaliesResponse> {
+    return unwrap(await this.api.POST('/v1/detect-anomalies', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Fills the nulls of each series: forecast and backcast across each gap, or linear (/v1/impute). */
+  async impute(request: ImputeRequest, signal?: AbortSignal): Promise<ImputeResponse> {
+    return unwrap(await this.api.POST('/v1/impute', { body: request, ...(signal ? { signal } : {}) }));
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */

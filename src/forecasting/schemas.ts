@@ -64,6 +64,7 @@ export const ForecastParameters = z
     quantiles: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish().describe('Alias of quantile_levels.'),
     context_length: z.number().int().min(1).nullish().describe('Use only the last N points.'),
     num_samples: z.number().int().min(1).max(LIMITS.maxNumSamples).nullish().describe('Sample paths to return.'),
+    add_history: z.boolean().nullish().describe('Also return in-sample fitted values (models with fitted_values).'),
     temperature: z.number().nullish().describe('Accepted for compatibility; not used.'),
     top_p: z.number().nullish().describe('Accepted for compatibility; not used.'),
   })
@@ -93,6 +94,12 @@ export const Prediction = z
     quantile_predictions: z.array(z.object({ level: z.number().gt(0).lt(1), values: Matrix }).meta({ id: 'QuantilePrediction' })).nullable(),
     samples: z.array(Matrix).nullable(),
     timestamps: z.array(z.string()).nullable(),
+    fitted_values: z
+      .array(z.array(z.number().nullable()))
+      .optional()
+      .describe(
+        "With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none.",
+      ),
     metadata: z.record(z.string(), z.unknown()).nullable(),
   })
   .meta({ id: 'Prediction' });
