@@ -1,3 +1,4 @@
+import { analyticsOperations } from './analytics/operations.ts';
 import { billingOperations } from './billing/operations.ts';
 import { catalogOperations } from './catalog/operations.ts';
 import { ensembleOperations } from './ensemble/operations.ts';
@@ -15,6 +16,7 @@ import { scheduleOperations } from './schedules/operations.ts';
 export const operations: readonly Operation[] = [
   ...forecastOperations,
   ...ensembleOperations,
+  ...analyticsOperations,
   ...catalogOperations,
   ...keyOperations,
   ...usageOperations,

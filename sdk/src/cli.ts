@@ -1,6 +1,6 @@
 /**
  * `tsfm`: the command line over the public HTTP API (through the SDK).
- *   tsfm login | logout | whoami | keys list|create|revoke | models | forecast | usage
+ *   tsfm login | logout | whoami | keys list|create|revoke | models | forecast | anomalies | usage
  * Credentials: --api-key, else TSFM_API_KEY, else the file written by `tsfm login`
  * (TSFM_CONFIG, default $XDG_CONFIG_HOME/tsfm/config.json or ~/.config/tsfm/config.json, mode 0600).
  * Address: --base-url, else TSFM_BASE_URL, else the saved one, else http://127.0.0.1:8000.
@@ -13,7 +13,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_BASE_URL, MAX_PER_CALL, TsfmClient, type ForecastParameters } from './client.ts';
 import { TsfmError } from './errors.ts';
-import { forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
+import { anomalyRows, anomalyRowsToCsv, forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
 
 const VERSION = '0.1.0';
 
@@ -306,6 +306,57 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
           writeFileSync(o.output, text);
           io.err(`wrote ${rows.length} rows (${set.ids.length} series × ${o.horizon} steps) to ${o.output}\n`);
         } else io.out(text);
+      },
+    );
+
+  program
+    .command('anomalies [file]')
+    .description('flag anomalies in the series of a CSV or JSON file (- or nothing: standard input)')
+    .addHelpText(
+      'after',
+      `
+Input: as for forecast. Output: unique_id,ds,value,expected,lower,upper,score,anomaly per scored point.
+Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
+    )
+    .addOption(new Option('--method <method>', 'forecast: model interval; zscore: rolling mean and sd').choices(['forecast', 'zscore']).default('forecast'))
+    .option('-m, --model <id>', 'model with in-sample fitted values (method forecast)', 'auto-ets')
+    .option('--level <percent>', 'interval level in percent (method forecast)', Number, 99)
+    .option('--window <n>', 'rolling window, 4-128 (method zscore)', positiveInt('--window'), 24)
+    .option('--sensitivity <sd>', 'threshold in standard deviations, 1.5-6 (method zscore)', Number, 3)
+    .option('--detection-size <n>', 'score only the last n points of each series', positiveInt('--detection-size'))
+    .option('-f, --freq <code>', 'frequency, pandas style; inferred from regular ds when omitted')
+    .option('--only-anomalies', 'print only the flagged points')
+    .addOption(new Option('--format <format>', 'output format (default csv)').choices(['csv', 'json']))
+    .action(
+      async (
+        file: string | undefined,
+        o: {
+          method: 'forecast' | 'zscore';
+          model: string;
+          level: number;
+          window: number;
+          sensitivity: number;
+          detectionSize?: number;
+          freq?: string;
+          onlyAnomalies?: boolean;
+          format?: 'csv' | 'json';
+        },
+      ) => {
+        const set = parseSeries(await readText(file), 'auto');
+        const freq = o.freq ?? (set.stamps && set.stamps.length > 0 ? (inferFrequency(set) ?? undefined) : undefined);
+        const response = await client().detectAnomalies({
+          inputs: set.inputs.map((x) => ({ target: x.target, ...(x.start ? { start: x.start } : {}) })),
+          method: o.method,
+          model: o.model,
+          level: o.level,
+          window: o.window,
+          sensitivity: o.sensitivity,
+          ...(o.detectionSize ? { detection_size: o.detectionSize } : {}),
+          ...(freq ? { frequency: freq } : {}),
+        });
+        const rows = anomalyRows(set.ids, response, set.dateOnly).filter((r) => !o.onlyAnomalies || r.anomaly);
+        io.err(`${response.anomaly_count} anomal${response.anomaly_count === 1 ? 'y' : 'ies'}, ${response.cost_credits} credits\n`);
+        io.out(o.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : anomalyRowsToCsv(rows));
       },
     );
 

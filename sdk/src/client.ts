@@ -13,6 +13,12 @@ export type Prediction = Schemas['Prediction'];
 export type EnsembleRequest = Schemas['EnsembleForecastRequestInput'];
 export type EnsembleResponse = Schemas['EnsembleForecastResponseBody'];
 export type BatchItem = Schemas['ForecastBatchItemBody'];
+export type CrossValidationRequest = Schemas['CrossValidationRequestInput'];
+export type CrossValidationResponse = Schemas['CrossValidationResponseBody'];
+export type DetectAnomaliesRequest = Schemas['DetectAnomaliesRequestInput'];
+export type DetectAnomaliesResponse = Schemas['DetectAnomaliesResponseBody'];
+export type ImputeRequest = Schemas['ImputeRequestInput'];
+export type ImputeResponse = Schemas['ImputeResponseBody'];
 export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
@@ -121,7 +127,9 @@ export class TsfmClient {
 
   /** One forecast call (up to 1000 series; see forecastMany for large sets). */
   async forecast(request: ForecastRequest, signal?: AbortSignal): Promise<ForecastResponse> {
-    return unwrap(await this.api.POST('/v1/forecast', { body: request, ...(signal ? { signal } : {}) }));
+    // The route answers a ForecastQuote only with dry_run: true, which this method never sends.
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast', { body, ...(signal ? { signal } : {}) })) as ForecastResponse;
   }
 
   /**
@@ -136,7 +144,23 @@ export class TsfmClient {
 
   /** An ensemble forecast (backtest-ranked blend of models). */
   async ensemble(request: EnsembleRequest, signal?: AbortSignal): Promise<EnsembleResponse> {
-    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body: request, ...(signal ? { signal } : {}) }));
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body, ...(signal ? { signal } : {}) })) as EnsembleResponse;
+  }
+
+  /** A rolling-origin cross-validation of one or more models (/v1/cross-validation). */
+  async crossValidate(request: CrossValidationRequest, signal?: AbortSignal): Promise<CrossValidationResponse> {
+    return unwrap(await this.api.POST('/v1/cross-validation', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Anomalies: values outside a model's one-step-ahead interval, or rolling z-scores (/v1/detect-anomalies). */
+  async detectAnomalies(request: DetectAnomaliesRequest, signal?: AbortSignal): Promise<DetectAnomaliesResponse> {
+    return unwrap(await this.api.POST('/v1/detect-anomalies', { body: request, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Fills the nulls of each series: forecast and backcast across each gap, or linear (/v1/impute). */
+  async impute(request: ImputeRequest, signal?: AbortSignal): Promise<ImputeResponse> {
+    return unwrap(await this.api.POST('/v1/impute', { body: request, ...(signal ? { signal } : {}) }));
   }
 
   /** Ensembles for any number of series, 64 per call; `result` merges the blended forecasts in input order. */
@@ -152,6 +176,7 @@ export class TsfmClient {
   async forecastBatch(requests: ForecastRequest[], opts: ChunkOptions = {}): Promise<BatchItem[]> {
     const parts = await this.chunked(requests, opts, async (chunk) => {
       const r = unwrap(await this.api.POST('/v1/forecast/batch', { body: { requests: chunk }, ...(opts.signal ? { signal: opts.signal } : {}) }));
+      if (!('data' in r)) throw new Error('expected a batch answer, got a quote');
       return r.data;
     });
     return parts.flat();

@@ -470,6 +470,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cross-validation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cross-validate models (rolling-origin backtest)
+         * @description Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["crossValidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/detect-anomalies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detect anomalies in time series
+         * @description Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["detectAnomalies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/impute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fill missing values
+         * @description Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap (method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         */
+        post: operations["impute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -1243,6 +1303,8 @@ export interface components {
             context_length?: number | null;
             /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Also return in-sample fitted values (models with fitted_values). */
+            add_history?: boolean | null;
             /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
@@ -1259,6 +1321,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         QuantilePredictionInput: {
             level: number;
@@ -1269,6 +1333,8 @@ export interface components {
             quantile_predictions: components["schemas"]["QuantilePredictionInput"][] | null;
             samples: number[][][] | null;
             timestamps: string[] | null;
+            /** @description With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none. */
+            fitted_values?: (number | null)[][];
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1312,6 +1378,8 @@ export interface components {
         ForecastBatchRequestInput: {
             /** @description Array of ForecastRequest (at most 64). */
             requests: unknown[];
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         ForecastBatchItemBodyInput: {
             ok: boolean;
@@ -1615,63 +1683,6 @@ export interface components {
             regions: string[];
             time: string;
         };
-        BillingSummaryInput: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfileInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequestInput: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSessionInput: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequestInput: {
-            requestIds: string[];
-        };
-        BillingCostsResponseInput: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
         EnsembleForecastRequestInput: {
             /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInputInput"][];
@@ -1703,6 +1714,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         EnsembleModelResultBodyInput: {
             model: string;
@@ -1789,6 +1802,277 @@ export interface components {
                 credits: number;
                 would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
             }[] | null;
+        };
+        AnalyticsInputInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        CrossValidationRequestInput: {
+            /** @description One entry per series, oldest first; null = missing. */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /** @description Model ids to backtest (1 to 8), e.g. ["auto-ets", "theta"]. */
+            models: string[];
+            /**
+             * @description Steps each window forecasts (default 12).
+             * @default 12
+             */
+            prediction_length?: number;
+            /**
+             * @description Rolling-origin windows (1 to 20, default 3); the last one ends at the end of each series.
+             * @default 3
+             */
+            n_windows?: number;
+            /** @description Steps between consecutive window cut-offs (default: prediction_length). */
+            step_size?: number | null;
+            /** @description Pandas frequency code (e.g. MS, h): timestamps and the season of models and MASE. */
+            frequency?: string | null;
+            /** @description Quantile levels forecast and scored (default [0.1, 0.5, 0.9]); pairs (q, 1−q) give the interval coverage. */
+            quantile_levels?: number[] | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        IntervalCoverageInput: {
+            /** @description Nominal coverage of the interval, e.g. 0.8 for the 0.1–0.9 quantiles. */
+            nominal: number;
+            lower_level: number;
+            upper_level: number;
+            /** @description Share of the held-out values inside the interval. */
+            observed: number | null;
+        };
+        CrossValidationMetricsInput: {
+            /** @description Symmetric MAPE in percent (0–200). */
+            smape: number | null;
+            /** @description Mean absolute scaled error (scale: in-sample seasonal naive of each window). */
+            mase: number | null;
+            /** @description Weighted quantile loss over the quantile levels (a discrete CRPS, scaled by the series). */
+            wql: number | null;
+            coverage: components["schemas"]["IntervalCoverageInput"][];
+        };
+        CrossValidationWindowInput: {
+            window: number;
+            /** @description Per input: observed steps before the window (the forecast origin). */
+            cutoffs: number[];
+            /** @description Per input: the held-out values, steps × variates. */
+            actuals: (number | null)[][][];
+        };
+        CrossValidationModelResultInput: {
+            model: string;
+            rank: number;
+            metrics: components["schemas"]["CrossValidationMetricsInput"];
+            windows: {
+                window: number;
+                metrics: components["schemas"]["CrossValidationMetricsInput"];
+                forecast: components["schemas"]["ForecastResponseBodyInput"];
+            }[];
+            credits: number;
+        };
+        CrossValidationResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "cross_validation";
+            created: number;
+            prediction_length: number;
+            n_windows: number;
+            step_size: number;
+            quantile_levels: number[];
+            windows: components["schemas"]["CrossValidationWindowInput"][];
+            /** @description One per model, best sMAPE first. */
+            results: components["schemas"]["CrossValidationModelResultInput"][];
+            usage: components["schemas"]["UsageInput"];
+            total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesRequestInput: {
+            /** @description One entry per series, oldest first; null = missing. At least 8 observed points each. */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /**
+             * @description 'forecast' (default): flag values outside the model's one-step-ahead prediction interval at `level`; 'zscore': flag values more than `sensitivity` rolling standard deviations from the rolling mean of the previous `window` values.
+             * @default forecast
+             * @enum {string}
+             */
+            method?: "forecast" | "zscore";
+            /**
+             * @description method 'forecast': a model with in-sample fitted values (capability fitted_values: auto-ets, auto-arima, naive, seasonal-naive, drift).
+             * @default auto-ets
+             */
+            model?: string;
+            /**
+             * @description method 'forecast': prediction-interval level in percent (default 99).
+             * @default 99
+             */
+            level?: number;
+            /**
+             * @description method 'zscore': previous values the rolling mean and standard deviation use (4-128, default 24).
+             * @default 24
+             */
+            window?: number;
+            /**
+             * @description method 'zscore': threshold in standard deviations (1.5-6, default 3).
+             * @default 3
+             */
+            sensitivity?: number;
+            /** @description Online mode: score only the last detection_size points of each series (the earlier ones are context). Default: every point. */
+            detection_size?: number | null;
+            /** @description Pandas frequency code (e.g. h, D, MS): timestamps and the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AnomalyOutputInput: {
+            /** @description Index in the target of the first scored step. */
+            start_index: number;
+            /** @description One per scored step (with start and frequency). */
+            timestamps: string[] | null;
+            /** @description Scored steps × variates: the observed value (null = missing). */
+            value: (number | null)[][];
+            /** @description The prediction for the step (null where the method has none yet). */
+            expected: (number | null)[][];
+            lower: (number | null)[][];
+            upper: (number | null)[][];
+            /** @description |value − expected| in standard deviations. */
+            score: (number | null)[][];
+            /** @description True where the value lies outside [lower, upper]. */
+            anomaly: boolean[][];
+            anomaly_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "anomaly_detection";
+            created: number;
+            /** @enum {string} */
+            method: "forecast" | "zscore";
+            model: string | null;
+            level: number | null;
+            window: number | null;
+            sensitivity: number | null;
+            outputs: components["schemas"]["AnomalyOutputInput"][];
+            anomaly_count: number;
+            usage: components["schemas"]["UsageInput"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeRequestInput: {
+            /** @description One entry per series, oldest first; null = missing (the values to fill). */
+            inputs: components["schemas"]["AnalyticsInputInput"][];
+            /**
+             * @description 'model' (default): forecast each gap from the values before it and backcast it from the values after it, blended linearly across the gap; 'linear': linear interpolation (no model runs).
+             * @default model
+             * @enum {string}
+             */
+            method?: "model" | "linear";
+            /**
+             * @description method 'model': the model forecasting across the gaps (default auto-ets).
+             * @default auto-ets
+             */
+            model?: string;
+            /** @description Pandas frequency code (e.g. h, D, MS): the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeOutputInput: {
+            /** @description The series with its missing values filled, steps × variates. */
+            target: number[][];
+            /** @description True where the value was missing and is filled. */
+            filled: boolean[][];
+            filled_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeResponseBodyInput: {
+            id: string;
+            /** @constant */
+            object: "imputation";
+            created: number;
+            /** @enum {string} */
+            method: "model" | "linear";
+            model: string | null;
+            outputs: components["schemas"]["ImputeOutputInput"][];
+            usage: components["schemas"]["UsageInput"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        BillingSummaryInput: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfileInput: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequestInput: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSessionInput: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequestInput: {
+            requestIds: string[];
+        };
+        BillingCostsResponseInput: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
         };
         UsageEventInput: {
             id: string;
@@ -2274,6 +2558,8 @@ export interface components {
             context_length?: number | null;
             /** @description Sample paths to return. */
             num_samples?: number | null;
+            /** @description Also return in-sample fitted values (models with fitted_values). */
+            add_history?: boolean | null;
             /** @description Accepted for compatibility; not used. */
             temperature?: number | null;
             /** @description Accepted for compatibility; not used. */
@@ -2290,6 +2576,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         QuantilePrediction: {
             level: number;
@@ -2300,6 +2588,8 @@ export interface components {
             quantile_predictions: components["schemas"]["QuantilePrediction"][] | null;
             samples: number[][][] | null;
             timestamps: string[] | null;
+            /** @description With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none. */
+            fitted_values?: (number | null)[][];
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2343,6 +2633,8 @@ export interface components {
         ForecastBatchRequest: {
             /** @description Array of ForecastRequest (at most 64). */
             requests: unknown[];
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         ForecastBatchItemBody: {
             ok: boolean;
@@ -2650,63 +2942,6 @@ export interface components {
             regions: string[];
             time: string;
         };
-        BillingSummary: {
-            free_credits: {
-                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
-                granted: number;
-                /** @description Credits of those consumed by calls */
-                used: number;
-                remaining: number;
-            };
-            billing_active: boolean;
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            credit_price_nano_usd: number;
-            metered: {
-                period_start: string;
-                period_end: string;
-                credits: number;
-                cost_nano_usd: number;
-            };
-            rate_limit: {
-                requests_per_minute: number;
-                /** @constant */
-                scope: "account";
-            };
-        };
-        PaymentsBillingProfile: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            billing_active: boolean;
-            customer_id: string | null;
-            subscription_id: string | null;
-            billing_changed_at: string | null;
-            available_actions: ("checkout" | "portal")[];
-        };
-        PaymentsBillingSessionRequest: {
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            success_url?: string | null;
-            cancel_url?: string | null;
-            return_url?: string | null;
-        };
-        PaymentsBillingSession: {
-            /** @enum {string} */
-            provider: "none" | "local" | "stripe";
-            /** @enum {string} */
-            action: "checkout" | "portal";
-            session_id: string;
-            url: string;
-        };
-        BillingCostsRequest: {
-            requestIds: string[];
-        };
-        BillingCostsResponse: {
-            requests: {
-                requestId: string;
-                costNanoUsd: number;
-            }[];
-        };
         EnsembleForecastRequest: {
             /** @description One entry per series. */
             inputs: components["schemas"]["ForecastInput"][];
@@ -2738,6 +2973,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         EnsembleModelResultBody: {
             model: string;
@@ -2824,6 +3061,277 @@ export interface components {
                 credits: number;
                 would_refuse: components["schemas"]["QuoteRefusal"] | null;
             }[] | null;
+        };
+        AnalyticsInput: {
+            /** @description The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing. */
+            target?: ((number | null)[] | (number | null))[];
+            /** @description ISO 8601 timestamp of the first observation. */
+            start?: string | null;
+            /** @description Echoed back in the output (item_id, …). At most 8 levels deep and 16384 bytes as JSON. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Alias of metadata.item_id. */
+            item_id?: string | number | null;
+        };
+        CrossValidationRequest: {
+            /** @description One entry per series, oldest first; null = missing. */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /** @description Model ids to backtest (1 to 8), e.g. ["auto-ets", "theta"]. */
+            models: string[];
+            /**
+             * @description Steps each window forecasts (default 12).
+             * @default 12
+             */
+            prediction_length: number;
+            /**
+             * @description Rolling-origin windows (1 to 20, default 3); the last one ends at the end of each series.
+             * @default 3
+             */
+            n_windows: number;
+            /** @description Steps between consecutive window cut-offs (default: prediction_length). */
+            step_size?: number | null;
+            /** @description Pandas frequency code (e.g. MS, h): timestamps and the season of models and MASE. */
+            frequency?: string | null;
+            /** @description Quantile levels forecast and scored (default [0.1, 0.5, 0.9]); pairs (q, 1−q) give the interval coverage. */
+            quantile_levels?: number[] | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        IntervalCoverage: {
+            /** @description Nominal coverage of the interval, e.g. 0.8 for the 0.1–0.9 quantiles. */
+            nominal: number;
+            lower_level: number;
+            upper_level: number;
+            /** @description Share of the held-out values inside the interval. */
+            observed: number | null;
+        };
+        CrossValidationMetrics: {
+            /** @description Symmetric MAPE in percent (0–200). */
+            smape: number | null;
+            /** @description Mean absolute scaled error (scale: in-sample seasonal naive of each window). */
+            mase: number | null;
+            /** @description Weighted quantile loss over the quantile levels (a discrete CRPS, scaled by the series). */
+            wql: number | null;
+            coverage: components["schemas"]["IntervalCoverage"][];
+        };
+        CrossValidationWindow: {
+            window: number;
+            /** @description Per input: observed steps before the window (the forecast origin). */
+            cutoffs: number[];
+            /** @description Per input: the held-out values, steps × variates. */
+            actuals: (number | null)[][][];
+        };
+        CrossValidationModelResult: {
+            model: string;
+            rank: number;
+            metrics: components["schemas"]["CrossValidationMetrics"];
+            windows: {
+                window: number;
+                metrics: components["schemas"]["CrossValidationMetrics"];
+                forecast: components["schemas"]["ForecastResponseBody"];
+            }[];
+            credits: number;
+        };
+        CrossValidationResponseBody: {
+            id: string;
+            /** @constant */
+            object: "cross_validation";
+            created: number;
+            prediction_length: number;
+            n_windows: number;
+            step_size: number;
+            quantile_levels: number[];
+            windows: components["schemas"]["CrossValidationWindow"][];
+            /** @description One per model, best sMAPE first. */
+            results: components["schemas"]["CrossValidationModelResult"][];
+            usage: components["schemas"]["Usage"];
+            total_cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesRequest: {
+            /** @description One entry per series, oldest first; null = missing. At least 8 observed points each. */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /**
+             * @description 'forecast' (default): flag values outside the model's one-step-ahead prediction interval at `level`; 'zscore': flag values more than `sensitivity` rolling standard deviations from the rolling mean of the previous `window` values.
+             * @default forecast
+             * @enum {string}
+             */
+            method: "forecast" | "zscore";
+            /**
+             * @description method 'forecast': a model with in-sample fitted values (capability fitted_values: auto-ets, auto-arima, naive, seasonal-naive, drift).
+             * @default auto-ets
+             */
+            model: string;
+            /**
+             * @description method 'forecast': prediction-interval level in percent (default 99).
+             * @default 99
+             */
+            level: number;
+            /**
+             * @description method 'zscore': previous values the rolling mean and standard deviation use (4-128, default 24).
+             * @default 24
+             */
+            window: number;
+            /**
+             * @description method 'zscore': threshold in standard deviations (1.5-6, default 3).
+             * @default 3
+             */
+            sensitivity: number;
+            /** @description Online mode: score only the last detection_size points of each series (the earlier ones are context). Default: every point. */
+            detection_size?: number | null;
+            /** @description Pandas frequency code (e.g. h, D, MS): timestamps and the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AnomalyOutput: {
+            /** @description Index in the target of the first scored step. */
+            start_index: number;
+            /** @description One per scored step (with start and frequency). */
+            timestamps: string[] | null;
+            /** @description Scored steps × variates: the observed value (null = missing). */
+            value: (number | null)[][];
+            /** @description The prediction for the step (null where the method has none yet). */
+            expected: (number | null)[][];
+            lower: (number | null)[][];
+            upper: (number | null)[][];
+            /** @description |value − expected| in standard deviations. */
+            score: (number | null)[][];
+            /** @description True where the value lies outside [lower, upper]. */
+            anomaly: boolean[][];
+            anomaly_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        DetectAnomaliesResponseBody: {
+            id: string;
+            /** @constant */
+            object: "anomaly_detection";
+            created: number;
+            /** @enum {string} */
+            method: "forecast" | "zscore";
+            model: string | null;
+            level: number | null;
+            window: number | null;
+            sensitivity: number | null;
+            outputs: components["schemas"]["AnomalyOutput"][];
+            anomaly_count: number;
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeRequest: {
+            /** @description One entry per series, oldest first; null = missing (the values to fill). */
+            inputs: components["schemas"]["AnalyticsInput"][];
+            /**
+             * @description 'model' (default): forecast each gap from the values before it and backcast it from the values after it, blended linearly across the gap; 'linear': linear interpolation (no model runs).
+             * @default model
+             * @enum {string}
+             */
+            method: "model" | "linear";
+            /**
+             * @description method 'model': the model forecasting across the gaps (default auto-ets).
+             * @default auto-ets
+             */
+            model: string;
+            /** @description Pandas frequency code (e.g. h, D, MS): the season of the model. */
+            frequency?: string | null;
+            /** @description Echoed back (at most 8 levels deep, 16 KiB as JSON). */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeOutput: {
+            /** @description The series with its missing values filled, steps × variates. */
+            target: number[][];
+            /** @description True where the value was missing and is filled. */
+            filled: boolean[][];
+            filled_count: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ImputeResponseBody: {
+            id: string;
+            /** @constant */
+            object: "imputation";
+            created: number;
+            /** @enum {string} */
+            method: "model" | "linear";
+            model: string | null;
+            outputs: components["schemas"]["ImputeOutput"][];
+            usage: components["schemas"]["Usage"];
+            cost_credits: number;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        BillingSummary: {
+            free_credits: {
+                /** @description Credits ever given to the account (free allowance and administrator adjustments) */
+                granted: number;
+                /** @description Credits of those consumed by calls */
+                used: number;
+                remaining: number;
+            };
+            billing_active: boolean;
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            credit_price_nano_usd: number;
+            metered: {
+                period_start: string;
+                period_end: string;
+                credits: number;
+                cost_nano_usd: number;
+            };
+            rate_limit: {
+                requests_per_minute: number;
+                /** @constant */
+                scope: "account";
+            };
+        };
+        PaymentsBillingProfile: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            billing_active: boolean;
+            customer_id: string | null;
+            subscription_id: string | null;
+            billing_changed_at: string | null;
+            available_actions: ("checkout" | "portal")[];
+        };
+        PaymentsBillingSessionRequest: {
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            success_url?: string | null;
+            cancel_url?: string | null;
+            return_url?: string | null;
+        };
+        PaymentsBillingSession: {
+            /** @enum {string} */
+            provider: "none" | "local" | "stripe";
+            /** @enum {string} */
+            action: "checkout" | "portal";
+            session_id: string;
+            url: string;
+        };
+        BillingCostsRequest: {
+            requestIds: string[];
+        };
+        BillingCostsResponse: {
+            requests: {
+                requestId: string;
+                costNanoUsd: number;
+            }[];
         };
         UsageEvent: {
             id: string;
@@ -4633,7 +5141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastResponseBody"];
+                    "application/json": components["schemas"]["ForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
@@ -4776,7 +5284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastBatchResponseBody"];
+                    "application/json": components["schemas"]["ForecastBatchResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
@@ -4988,7 +5496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnsembleForecastResponseBody"];
+                    "application/json": components["schemas"]["EnsembleForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             /** @description Default Response */
@@ -5061,6 +5569,393 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    crossValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrossValidationRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrossValidationResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    detectAnomalies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DetectAnomaliesRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectAnomaliesResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    impute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImputeRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImputeResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description Default Response */

@@ -6,7 +6,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import type { ForecastInput, ForecastResponse } from './client.ts';
+import type { DetectAnomaliesResponse, ForecastInput, ForecastResponse } from './client.ts';
 
 export class InputError extends Error {
   override readonly name = 'InputError';
@@ -236,4 +236,43 @@ export function forecastRows(ids: string[], response: Pick<ForecastResponse, 'ou
 export function rowsToCsv(rows: OutputRow[], levels: number[]): string {
   const columns = ['unique_id', 'ds', 'mean', ...levels.map(quantileColumn)];
   return stringify(rows, { header: true, columns, cast: { number: (n) => String(n) } });
+}
+
+export interface AnomalyRow {
+  unique_id: string;
+  ds: string | number;
+  value: number | null;
+  expected: number | null;
+  lower: number | null;
+  upper: number | null;
+  score: number | null;
+  anomaly: boolean;
+}
+
+/** One row per scored point of each series (first variate), its ds the timestamp or the step number (1-based). */
+export function anomalyRows(ids: string[], response: Pick<DetectAnomaliesResponse, 'outputs'>, dateOnly = false): AnomalyRow[] {
+  const rows: AnomalyRow[] = [];
+  response.outputs.forEach((out, i) => {
+    const id = ids[i] ?? `${DEFAULT_ID}_${i + 1}`;
+    out.anomaly.forEach((flags, k) => {
+      const t = out.timestamps?.[k];
+      const midnight = t && dateOnly ? /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?Z$/.exec(t) : null;
+      rows.push({
+        unique_id: id,
+        ds: midnight?.[1] ?? t ?? out.start_index + k + 1,
+        value: out.value[k]?.[0] ?? null,
+        expected: out.expected[k]?.[0] ?? null,
+        lower: out.lower[k]?.[0] ?? null,
+        upper: out.upper[k]?.[0] ?? null,
+        score: out.score[k]?.[0] ?? null,
+        anomaly: flags[0] ?? false,
+      });
+    });
+  });
+  return rows;
+}
+
+export function anomalyRowsToCsv(rows: AnomalyRow[]): string {
+  const columns = ['unique_id', 'ds', 'value', 'expected', 'lower', 'upper', 'score', 'anomaly'];
+  return stringify(rows, { header: true, columns, cast: { number: (n) => String(n), boolean: (b) => (b ? 'true' : 'false') } });
 }

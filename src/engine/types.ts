@@ -27,6 +27,11 @@ export interface ForecastJob {
    * Absent means every series is independent.
    */
   groupIds?: number[];
+  /**
+   * Also return each series' in-sample one-step-ahead predictions (`SeriesForecast.fitted`), for
+   * models with the `fitted_values` capability (add_history, anomaly detection).
+   */
+  fitted?: boolean;
 }
 
 export interface SeriesForecast {
@@ -36,6 +41,11 @@ export interface SeriesForecast {
   quantiles: number[][];
   /** `numSamples` paths of `horizon` values, present when numSamples > 0. */
   samples?: number[][];
+  /**
+   * With `job.fitted`: one value per step of the series, the model's one-step-ahead prediction of
+   * it from the steps before (NaN where the model has none, e.g. the first step of naive).
+   */
+  fitted?: number[];
   /** What the model decided for this series (season length used, fitted specification, ...). */
   info?: Record<string, unknown>;
 }
@@ -60,7 +70,7 @@ export interface ModelInfo {
   maxContextLength: number;
   /** Longest horizon, or null when unbounded. */
   maxHorizon: number | null;
-  /** e.g. 'quantiles', 'samples', 'missing_values', 'seasonality', 'multivariate' (channel-wise). */
+  /** e.g. 'quantiles', 'samples', 'missing_values', 'seasonality', 'multivariate' (channel-wise), 'fitted_values' (in-sample predictions). */
   capabilities: string[];
   /** How quantiles are produced: e.g. 'analytic' (the model's own distribution) or 'conformal'. */
   quantileMethod: string;

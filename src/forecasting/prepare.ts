@@ -27,6 +27,8 @@ export interface PreparedForecast {
   quantileLevels: number[];
   numSamples: number;
   frequency: Frequency | null;
+  /** parameters.add_history: the engine also returns the in-sample fitted values. */
+  addHistory: boolean;
   usage: Usage;
   metadata: Record<string, unknown> | null;
 }
@@ -78,6 +80,15 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       type: 'less_than_equal',
       input: horizon,
       ctx: { maximum: model.max_horizon },
+    });
+  }
+  const addHistory = p.add_history === true;
+  if (addHistory && !model.capabilities.includes('fitted_values')) {
+    issues.push({
+      path: at('parameters', 'add_history'),
+      msg: `Model '${model.id}' has no in-sample fitted values; add_history needs a model with the capability 'fitted_values' (auto-ets, auto-arima, naive, seasonal-naive, drift)`,
+      type: 'value_error',
+      input: true,
     });
   }
   const times = resolveTimes(req.inputs, frequency, freqCode !== null, horizon, issues);
@@ -181,12 +192,14 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   const numSamples = p.num_samples ?? 0;
   const seriesCount = inputs.reduce((a, x) => a + x.variates.length, 0);
   const perStep = valuesPerStep(levelsRaw.length, numSamples);
-  const output_tokens = seriesCount * horizon * perStep;
+  // add_history returns one fitted value per step of the context each series was fitted on.
+  const historyValues = addHistory ? inputs.reduce((a, x) => a + x.variates.length * (x.variates[0]?.length ?? 0), 0) : 0;
+  const output_tokens = seriesCount * horizon * perStep + historyValues;
   if (output_tokens > limits.maxOutputValues) {
     throw new AppError(
       'request_too_large',
       `The response would hold ${output_tokens} numbers (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
-        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)); at most ${limits.maxOutputValues} are accepted. ` +
+        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)${addHistory ? ` + ${historyValues} fitted values (parameters.add_history)` : ''}); at most ${limits.maxOutputValues} are accepted. ` +
         'Lower prediction_length, num_samples or quantile_levels, or split the inputs over several requests',
     );
   }
@@ -198,6 +211,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
     quantileLevels: levelsRaw,
     numSamples,
     frequency,
+    addHistory,
     usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens },
     metadata: req.metadata ?? null,
   };

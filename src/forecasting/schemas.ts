@@ -64,6 +64,7 @@ export const ForecastParameters = z
     quantiles: z.array(z.number().gt(0).lt(1)).max(LIMITS.maxQuantileLevels).nullish().describe('Alias of quantile_levels.'),
     context_length: z.number().int().min(1).nullish().describe('Use only the last N points.'),
     num_samples: z.number().int().min(1).max(LIMITS.maxNumSamples).nullish().describe('Sample paths to return.'),
+    add_history: z.boolean().nullish().describe('Also return in-sample fitted values (models with fitted_values).'),
     temperature: z.number().nullish().describe('Accepted for compatibility; not used.'),
     top_p: z.number().nullish().describe('Accepted for compatibility; not used.'),
   })
@@ -76,6 +77,10 @@ export const ForecastRequest = z
     inputs: z.array(ForecastInput).min(1).describe('One entry per series.'),
     parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
     metadata: Metadata.nullish().describe(`Echoed back in the response. At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged.'),
   })
   .strict()
   .meta({ id: 'ForecastRequest' });
@@ -89,6 +94,12 @@ export const Prediction = z
     quantile_predictions: z.array(z.object({ level: z.number().gt(0).lt(1), values: Matrix }).meta({ id: 'QuantilePrediction' })).nullable(),
     samples: z.array(Matrix).nullable(),
     timestamps: z.array(z.string()).nullable(),
+    fitted_values: z
+      .array(z.array(z.number().nullable()))
+      .optional()
+      .describe(
+        "With parameters.add_history: one row per input step (steps × variates), the model's prediction of it from the steps before; null where there is none.",
+      ),
     metadata: z.record(z.string(), z.unknown()).nullable(),
   })
   .meta({ id: 'Prediction' });
@@ -125,6 +136,10 @@ export const ForecastBatchRequest = z
   .object({
     // Items are validated one by one, so one bad item fails alone.
     requests: z.array(z.unknown()).min(1).describe(`Array of ForecastRequest (at most ${LIMITS.maxBatch}).`),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged.'),
   })
   .meta({ id: 'ForecastBatchRequest' });
 

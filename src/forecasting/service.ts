@@ -81,6 +81,7 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
         seed: SEED,
         // Variates of one input share a group: multivariate models forecast them jointly.
         groupIds: seriesToInput,
+        ...(prepared.addHistory ? { fitted: true } : {}),
       },
       { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
     );
@@ -139,6 +140,7 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
       quantile_predictions,
       samples,
       timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
+      ...(prepared.addHistory ? { fitted_values: fittedRows(fc, inp.originalLength) } : {}),
       metadata: Object.keys(metadata).length > 0 ? metadata : null,
     });
   }
@@ -160,6 +162,20 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
     latency_ms: latencyMs,
     metadata: prepared.metadata,
   };
+}
+
+/**
+ * The fitted values of one input as steps × variates over its whole target: the steps before the
+ * context the model saw (context_length) and those without a prediction are null.
+ */
+function fittedRows(fc: SeriesForecast[], originalLength: number): (number | null)[][] {
+  const cols = fc.map((f) => f.fitted ?? []);
+  return Array.from({ length: originalLength }, (_, t) =>
+    cols.map((c) => {
+      const v = c[t - (originalLength - c.length)];
+      return v !== undefined && Number.isFinite(v) ? v : null;
+    }),
+  );
 }
 
 /** Resolves the model, validates the request and prices it, without running anything. */

@@ -26,11 +26,18 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
     return { ...fc, info: { ...fc.info, fallback: 'drift: the fitted ARIMA gave a non-finite forecast' } };
   }
   const { fit } = result;
+  // R's fitted.Arima: x − residuals; the first d + D·m steps only initialise the differences (no prediction).
+  const burn = fit.arma.d + fit.arma.D * fit.arma.m;
+  const fitted =
+    result.constantSeries || fit.residuals.length !== y.length
+      ? y.slice()
+      : y.map((v, t) => (t < burn || !Number.isFinite(fit.residuals[t]!) ? Number.NaN : v - fit.residuals[t]!));
   const narma = fit.arma.p + fit.arma.q + fit.arma.P + fit.arma.Q;
   return {
     mean,
     sdLow: se,
     sdHigh: se.slice(),
+    fitted,
     info: {
       model: arimaString(fit),
       order: [fit.arma.p, fit.arma.d, fit.arma.q],
@@ -53,7 +60,7 @@ export const autoArima = statisticalModel(
     description:
       "Seasonal ARIMA with automatic order selection: a TypeScript port of R forecast's auto.arima (KPSS and seasonal-strength differencing, stepwise AICc search, CSS-ML fitting by the Kalman filter).",
     minPoints: 4,
-    capabilities: ['seasonality'],
+    capabilities: ['seasonality', 'fitted_values'],
     quantileMethod: "analytic: Gaussian with the fitted ARIMA's Kalman h-step forecast variances (R's predict.Arima)",
   },
   arimaForecast,

@@ -70,6 +70,11 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
     quantiles: quantileRows(fc, job.quantileLevels).map((row) => row.map(floor)),
     info: { seasonLength, seasonDetected: detected, missingFilled: missing, pointsUsed: y.length, ...fc.info },
   };
+  if (job.fitted) {
+    // fillMissing drops leading missing values: the fitted values are aligned to the raw series.
+    const lead = new Array<number>(raw.length - y.length).fill(Number.NaN);
+    out.fitted = [...lead, ...(fc.fitted ?? new Array<number>(y.length).fill(Number.NaN))];
+  }
   if (job.numSamples > 0) out.samples = samplePaths(fc, job.numSamples, seriesSeed(job.seed, i)).map((row) => row.map(floor));
   return out;
 }

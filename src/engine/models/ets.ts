@@ -15,7 +15,7 @@ export function etsForecast(y: readonly number[], ctx: FitContext): GaussianFore
   const n = y.length;
   if (isConstant(y)) {
     const zero = new Array<number>(ctx.horizon).fill(0);
-    return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' } };
+    return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' }, fitted: y.slice() };
   }
   const found = n > 6 ? searchEts(y, ctx.seasonLength) : null;
   if (!found) {
@@ -25,10 +25,16 @@ export function etsForecast(y: readonly number[], ctx: FitContext): GaussianFore
   const { fit, tried } = found;
   const fc = forecastEts(fit, ctx.horizon);
   const sd = fc.variance.map((v) => (Number.isFinite(v) && v > 0 ? Math.sqrt(v) : 0));
+  // The one-step-ahead predictions from the residuals: e = y − f (additive error), e = (y − f) / f (multiplicative).
+  const fitted = y.map((v, t) => {
+    const e = fit.residuals[t]!;
+    return fit.error === 'M' ? v / (1 + e) : v - e;
+  });
   return {
     mean: fc.mean,
     sdLow: sd,
     sdHigh: sd.slice(),
+    fitted,
     info: {
       model: etsName(fit),
       alpha: fit.alpha,
@@ -50,7 +56,7 @@ export const autoEts = statisticalModel(
     description:
       "Exponential smoothing state-space models (R forecast's ets, ported): additive or multiplicative error and season, additive or damped trend, chosen by AICc.",
     minPoints: 4,
-    capabilities: ['seasonality'],
+    capabilities: ['seasonality', 'fitted_values'],
     quantileMethod: "analytic: forecast.ets's prediction variances (classes 1-3, Gaussian)",
   },
   (y, ctx) => etsForecast(y, ctx),

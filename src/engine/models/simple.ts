@@ -9,7 +9,8 @@ export function naiveForecast(y: readonly number[], ctx: FitContext): GaussianFo
   const last = y[y.length - 1]!;
   const sigma = rms(y.slice(1).map((v, t) => v - y[t]!));
   const sd = Array.from({ length: ctx.horizon }, (_, h) => sigma * Math.sqrt(h + 1));
-  return { mean: new Array<number>(ctx.horizon).fill(last), sdLow: sd, sdHigh: sd.slice(), info: { sigma } };
+  const fitted = y.map((_, t) => (t === 0 ? Number.NaN : y[t - 1]!));
+  return { mean: new Array<number>(ctx.horizon).fill(last), sdLow: sd, sdHigh: sd.slice(), info: { sigma }, fitted };
 }
 
 export function seasonalNaiveForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
@@ -19,7 +20,8 @@ export function seasonalNaiveForecast(y: readonly number[], ctx: FitContext): Ga
   const sigma = rms(y.slice(m).map((v, t) => v - y[t]!));
   const mean = Array.from({ length: ctx.horizon }, (_, h) => y[n - m + (h % m)]!);
   const sd = mean.map((_, h) => sigma * Math.sqrt(Math.floor(h / m) + 1));
-  return { mean, sdLow: sd, sdHigh: sd.slice(), info: { sigma } };
+  const fitted = y.map((_, t) => (t < m ? Number.NaN : y[t - m]!));
+  return { mean, sdLow: sd, sdHigh: sd.slice(), info: { sigma }, fitted };
 }
 
 export function driftForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
@@ -30,7 +32,8 @@ export function driftForecast(y: readonly number[], ctx: FitContext): GaussianFo
   const sigma = Math.sqrt(res.reduce((s, e) => s + e * e, 0) / (n - 2));
   const mean = Array.from({ length: ctx.horizon }, (_, h) => y[n - 1]! + slope * (h + 1));
   const sd = mean.map((_, h) => sigma * Math.sqrt((h + 1) * (1 + (h + 1) / (n - 1))));
-  return { mean, sdLow: sd, sdHigh: sd.slice(), info: { slope, sigma } };
+  const fitted = y.map((_, t) => (t === 0 ? Number.NaN : y[t - 1]! + slope));
+  return { mean, sdLow: sd, sdHigh: sd.slice(), info: { slope, sigma }, fitted };
 }
 
 export const naive = statisticalModel(
@@ -40,7 +43,7 @@ export const naive = statisticalModel(
     family: 'random walk',
     description: 'Repeats the last observation. The baseline every model must beat.',
     minPoints: 2,
-    capabilities: [],
+    capabilities: ['fitted_values'],
     quantileMethod: 'analytic: random walk, sd_h = sigma * sqrt(h), sigma from in-sample one-step errors',
   },
   naiveForecast,
@@ -53,7 +56,7 @@ export const seasonalNaive = statisticalModel(
     family: 'random walk',
     description: 'Repeats the last observed season; falls back to naive when the series is shorter than a season.',
     minPoints: 2,
-    capabilities: ['seasonality'],
+    capabilities: ['seasonality', 'fitted_values'],
     quantileMethod: 'analytic: seasonal random walk, sd_h = sigma * sqrt(floor((h-1)/m) + 1), sigma from in-sample seasonal errors',
   },
   seasonalNaiveForecast,
@@ -66,7 +69,7 @@ export const drift = statisticalModel(
     family: 'random walk',
     description: 'Extends the line from the first to the last observation; strong on short yearly series.',
     minPoints: 2,
-    capabilities: [],
+    capabilities: ['fitted_values'],
     quantileMethod: 'analytic: random walk with drift, sd_h = sigma * sqrt(h * (1 + h / (n - 1)))',
   },
   driftForecast,

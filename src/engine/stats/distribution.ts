@@ -11,6 +11,8 @@ export interface GaussianForecast {
   sdLow: number[];
   sdHigh: number[];
   info: Record<string, unknown>;
+  /** In-sample one-step-ahead predictions of the series fitted, one per value (NaN where none). */
+  fitted?: number[];
 }
 
 /** Quantile rows (one per level, in the levels' order), forced monotone in the level. */

@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Principal } from '../accounts/credentials.ts';
+import { creditsFor, priceOf } from '../catalog/pricing.ts';
+import { qnorm } from '../engine/stats/normal.ts';
+import { forecastTimestamps, parseFrequency, parseStart } from '../forecasting/frequency.ts';
+import type { Usage } from '../forecasting/metering.ts';
+import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
+import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
+import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
+import { checkShapes, toColumns } from './cross-validation.ts';
+import { checkOutputCap, runMetered } from './metered.ts';
+
+/** Scores of one series from index `from` on: NaN where the method has no prediction (or the value is missing). */
+export interface SeriesScores {
+  expected: number[];
+  lower: number[];
+  upper: number[];
+  score: number[];
+  anomaly: boolean[];
+}
+
+/** Numbers per scored step in the answer: value, expected, lower, upper, score, anomaly. */
+const NUMBERS_PER_POINT = 6;
+/** Points scored between two turns of the event loop. */
+const SLICE = 20_000;
+
+/** Smallest spread used, relative to the series' magnitude: a constant stretch scores finite. */
+const tinySpread = (center: number): number => 1e-9 * Math.max(1, Math.abs(center));
+
+/**
+ * Rolling z-score: the mean and standard deviation of the previous `window` observed values
+ * (running sums, O(n)); a value more than `sensitivity` standard deviations away is an anomaly.
+ * A step whose window holds fewer than 2 observed values has no prediction.
+ */
+export function zscoreScores(y: readonly number[], window: number, sensitivity: number, from: number): SeriesScores {
+  const n = y.length;
+  const out: SeriesScores = { expected: [], lower: [], upper: [], score: [], anomaly: [] };
+  // Sums of (v − shift) keep the running variance accurate for series far from zero.
+  const shift = y.find((v) => !Number.isNaN(v)) ?? 0;
+  let count = 0;
+  let sum = 0;
+  let sumSq = 0;
+  const add = (v: number, sign: 1 | -1) => {
+    if (Number.isNaN(v)) return;
+    const d = v - shift;
+    count += sign;
+    sum += sign * d;
+    sumSq += sign * d * d;
+  };
+  // The window of step t is y[t − window .. t − 1].
+  for (let t = Math.max(0, from - window); t < from; t++) add(y[t]!, 1);
+  for (let t = from; t < n; t++) {
+    if (t > from) {
+      add(y[t - 1]!, 1);
+      if (t - 1 - window >= 0) add(y[t - 1 - window]!, -1);
+    }
+    const v = y[t]!;
+    if (count < 2) {
+      push(out, Number.NaN, Number.NaN, Number.NaN, Number.NaN, false);
+      continue;
+    }
+    const mean = shift + sum / count;
+    const variance = Math.max(0, (sumSq - (sum * sum) / count) / (count - 1));
+    const sd = Math.max(Math.sqrt(variance), tinySpread(mean));
+    const score = Number.isNaN(v) ? Number.NaN : Math.abs(v - mean) / sd;
+    push(out, mean, mean - sensitivity * sd, mean + sensitivity * sd, score, score > sensitivity);
+  }
+  return out;
+}
+
+function push(s: SeriesScores, expected: number, lower: number, upper: number, score: number, anomaly: boolean): void {
+  s.expected.push(expected);
+  s.lower.push(lower);
+  s.upper.push(upper);
+  s.score.push(score);
+  s.anomaly.push(anomaly);
+}
+
+/** Median of the finite values (NaN when none). */
+function median(values: number[]): number {
+  const f = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (f.length === 0) return Number.NaN;
+  const m = f.length >> 1;
+  return f.length % 2 ? f[m]! : (f[m - 1]! + f[m]!) / 2;
+}
+
+/**
+ * Robust residual standard deviation: 1.4826 × the median absolute deviation (the normal-consistent
+ * MAD), so the anomalies being looked for do not widen the interval that should catch them; the
+ * root mean square when half the residuals or more are identical (MAD 0).
+ */
+export function robustSigma(residuals: readonly number[]): number {
+  const f = residuals.filter(Number.isFinite);
+  if (f.length === 0) return Number.NaN;
+  const med = median(f);
+  const mad = 1.4826 * median(f.map((r) => Math.abs(r - med)));
+  if (mad > 0) return mad;
+  return Math.sqrt(f.reduce((a, r) => a + r * r, 0) / f.length);
+}
+
+/**
+ * Forecast-residual scores: the model's one-step-ahead in-sample predictions `fitted` and a
+ * Gaussian interval at `level` percent around them, its spread the robust standard deviation of
+ * all in-sample residuals. A value outside the interval is an anomaly; the score is |residual| / sd.
+ */
+export function residualScores(y: readonly number[], fitted: readonly number[], level: number, from: number): SeriesScores {
+  const residuals = y.map((v, t) => v - fitted[t]!);
+  const z = qnorm(0.5 + level / 200);
+  const out: SeriesScores = { expected: [], lower: [], upper: [], score: [], anomaly: [] };
+  const sigma0 = robustSigma(residuals);
+  for (let t = from; t < y.length; t++) {
+    const f = fitted[t]!;
+    if (!Number.isFinite(f) || !Number.isFinite(sigma0)) {
+      push(out, Number.NaN, Number.NaN, Number.NaN, Number.NaN, false);
+      continue;
+    }
+    const sd = Math.max(sigma0, tinySpread(f));
+    const v = y[t]!;
+    const score = Number.isNaN(v) ? Number.NaN : Math.abs(v - f) / sd;
+    push(out, f, f - z * sd, f + z * sd, score, score > z);
+  }
+  return out;
+}
+
+const orNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+interface AnomalyPlan {
+  columns: number[][][];
+  from: number[];
+  credits: number;
+  usage: Usage;
+  fit: Planned | null;
+}
+
+/** Validates, sizes and prices a detection before anything runs. */
+export function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): AnomalyPlan {
+  checkShapes(req.inputs);
+  const issues: FieldIssue[] = [];
+  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  columns.forEach((cols, i) => {
+    const observed = Math.min(...cols.map((s) => s.filter((v) => !Number.isNaN(v)).length));
+    if (observed < ANOMALY_LIMITS.minPoints) {
+      issues.push({
+        path: ['inputs', i, 'target'],
+        msg: `inputs[${i}] has ${observed} observed points${cols.length > 1 ? ' in its sparsest variate' : ''}; anomaly detection needs at least ${ANOMALY_LIMITS.minPoints}`,
+        type: 'too_short',
+        ctx: { min_points: ANOMALY_LIMITS.minPoints },
+      });
+    }
+  });
+  if (req.frequency != null && !parseFrequency(req.frequency)) {
+    issues.push({
+      path: ['frequency'],
+      msg: `Unknown frequency '${req.frequency}'. Use a pandas-style code such as h, D, W, MS`,
+      type: 'value_error',
+      input: req.frequency,
+    });
+  }
+  if (issues.length > 0) throw new ValidationFailure(issues);
+  const from = columns.map((cols) => Math.max(0, (cols[0]?.length ?? 0) - (req.detection_size ?? Number.POSITIVE_INFINITY)));
+  const scored = columns.reduce((a, cols, i) => a + cols.length * ((cols[0]?.length ?? 0) - from[i]!), 0);
+  checkOutputCap(ctx, scored * NUMBERS_PER_POINT, `This detection (${scored} scored points × ${NUMBERS_PER_POINT} numbers)`);
+  const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + s.filter((v) => !Number.isNaN(v)).length, 0), 0);
+  if (req.method === 'zscore') {
+    // No model runs: priced as a statistical model's forecast that reads every value and returns one prediction per scored point.
+    const usage = { input_tokens: observed, output_tokens: scored, total_tokens: observed + scored };
+    return { columns, from, usage, credits: creditsFor(priceOf('zscore', 'statistical'), usage), fit: null };
+  }
+  const model = ctx.catalog.get(req.model);
+  if (!model.capabilities.includes('fitted_values')) {
+    const withFits = ctx.catalog
+      .list({ available: true, task: 'forecast' })
+      .filter((m) => m.capabilities.includes('fitted_values'))
+      .map((m) => m.id);
+    throw new ValidationFailure([
+      {
+        path: ['model'],
+        msg: `Model '${model.id}' has no in-sample fitted values; method 'forecast' needs one of: ${withFits.join(', ')} (or use method 'zscore')`,
+        type: 'value_error',
+        input: req.model,
+      },
+    ]);
+  }
+  const longest = Math.max(...columns.map((c) => c[0]?.length ?? 0));
+  const fit = planForecast(ctx, {
+    model: req.model,
+    inputs: req.inputs.map((x) => ({ target: x.target, start: x.start ?? null, metadata: x.metadata ?? null, item_id: x.item_id ?? null })),
+    // One fit over the whole series (context_length: all of it) with its one-step-ahead in-sample predictions.
+    parameters: {
+      prediction_length: 1,
+      quantile_levels: [0.5],
+      frequency: req.frequency ?? null,
+      context_length: Math.min(longest, model.max_context_length),
+      add_history: true,
+    },
+    metadata: null,
+  });
+  return { columns, from, usage: fit.prepared.usage, credits: fit.credits, fit };
+}
+
+/** Runs the fit (if any) and scores every series; no metering. */
+export async function executeAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT, plan: AnomalyPlan, tenant?: string): Promise<DetectAnomaliesResponse> {
+  const fitted = plan.fit ? await executePrepared(ctx, plan.fit.prepared, undefined, tenant) : null;
+  const frequency = req.frequency ? parseFrequency(req.frequency) : null;
+  const outputs: DetectAnomaliesResponse['outputs'] = [];
+  let total = 0;
+  let sinceYield = 0;
+  for (let i = 0; i < plan.columns.length; i++) {
+    const cols = plan.columns[i]!;
+    const from = plan.from[i]!;
+    const n = cols[0]?.length ?? 0;
+    const perVariate = cols.map((y, v) => {
+      if (req.method === 'zscore') return zscoreScores(y, req.window, req.sensitivity, from);
+      const f = fitted?.outputs[i]?.fitted_values ?? [];
+      return residualScores(
+        y,
+        y.map((_, t) => f[t]?.[v] ?? Number.NaN),
+        req.level,
+        from,
+      );
+    });
+    const rows = <T>(pick: (s: SeriesScores, t: number, v: number) => T): T[][] =>
+      Array.from({ length: n - from }, (_, k) => perVariate.map((s, v) => pick(s, k, v)));
+    const anomaly = rows((s, k) => s.anomaly[k]!);
+    const count = anomaly.reduce((a, row) => a + row.filter(Boolean).length, 0);
+    total += count;
+    const input = req.inputs[i]!;
+    const start = input.start ? parseStart(input.start) : null;
+    const itemId = input.metadata && 'item_id' in input.metadata ? input.metadata.item_id : (input.item_id ?? undefined);
+    outputs.push({
+      start_index: from,
+      timestamps: start && frequency ? forecastTimestamps(start, frequency, from, n - from) : null,
+      value: rows((_, k, v) => orNull(cols[v]![from + k]!)),
+      expected: rows((s, k) => orNull(s.expected[k]!)),
+      lower: rows((s, k) => orNull(s.lower[k]!)),
+      upper: rows((s, k) => orNull(s.upper[k]!)),
+      score: rows((s, k) => orNull(s.score[k]!)),
+      anomaly,
+      anomaly_count: count,
+      metadata: itemId !== undefined && itemId !== null ? { item_id: itemId } : null,
+    });
+    sinceYield += n * cols.length;
+    if (sinceYield >= SLICE) {
+      sinceYield = 0;
+      await nextTurn();
+    }
+  }
+  return {
+    id: `anom_${randomUUID().replaceAll('-', '')}`,
+    object: 'anomaly_detection',
+    created: Math.floor(Date.now() / 1000),
+    method: req.method,
+    model: req.method === 'forecast' ? req.model : null,
+    level: req.method === 'forecast' ? req.level : null,
+    window: req.method === 'zscore' ? req.window : null,
+    sensitivity: req.method === 'zscore' ? req.sensitivity : null,
+    outputs,
+    anomaly_count: total,
+    usage: plan.usage,
+    cost_credits: plan.credits,
+    metadata: req.metadata ?? null,
+  };
+}
+
+/** The metered detection: priced as the fit it needs (or the z-score pass), held before, debited after. */
+export async function runDetectAnomalies(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: DetectAnomaliesRequestT,
+  call: CallInfo,
+): Promise<DetectAnomaliesResponse> {
+  const plan = planAnomalies(ctx, req);
+  if (plan.fit && !plan.fit.prepared.model.available) throw new AppError('upstream_unavailable', `Model '${req.model}' is not available`);
+  return runMetered(ctx, principal, call, { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage }, () =>
+    executeAnomalies(ctx, req, plan, principal.user.id),
+  );
+}

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../accounts/credentials.ts';
+import { mase, smape, weightedQuantileLoss } from '../ensemble/metrics.ts';
+import { DEFAULT_QUANTILES } from '../forecasting/prepare.ts';
+import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
+import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
+import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
+import { checkOutputCap, limited, runMetered, totalOf } from './metered.ts';
+import { ANALYTICS_LIMITS, type CrossValidationRequestT, type CrossValidationResponse } from './schemas.ts';
+
+type Metrics = CrossValidationResponse['results'][number]['metrics'];
+type Step = number | null | (number | null)[];
+
+/** Runs of one request on the engine at a time: the request's windows queue here, not in the shared engine queue. */
+const CONCURRENCY = 2;
+
+/**
+ * 422 for targets that are not one consistent shape (all numbers, or all arrays of one width):
+ * what prepareForecast checks for a forecast, for the operations that read targets without one.
+ */
+export function checkShapes(inputs: readonly { target?: readonly Step[] | undefined }[]): void {
+  const issues: FieldIssue[] = [];
+  inputs.forEach((x, i) => {
+    const target = x.target ?? [];
+    const flat = target.every((s) => !Array.isArray(s));
+    const width = Array.isArray(target[0]) ? target[0].length : 1;
+    const t = target.findIndex((s) => (flat ? false : !Array.isArray(s) || s.length !== width));
+    if (t >= 0) {
+      issues.push({
+        path: ['inputs', i, 'target', t],
+        msg: `Expected ${width} variates like the first step: use [[v], [v], ...] or [v, v, ...]`,
+        type: 'value_error',
+      });
+    }
+  });
+  if (issues.length > 0) throw new ValidationFailure(issues);
+}
+
+/** A target as steps × variates with NaN for missing values. */
+export function toColumns(target: readonly Step[]): number[][] {
+  const width = Array.isArray(target[0]) ? target[0].length : 1;
+  return Array.from({ length: width }, (_, v) => target.map((s) => (Array.isArray(s) ? (s[v] ?? Number.NaN) : (s ?? Number.NaN))));
+}
+
+export interface CvPlan {
+  horizon: number;
+  step: number;
+  windows: number;
+  levels: number[];
+  /** cutoffs[k][i]: observed steps of input i before window k (oldest window first). */
+  cutoffs: number[][];
+  /** runs[m][k]: model m's forecast of window k. */
+  runs: Planned[][];
+  credits: number;
+  usage: Planned['prepared']['usage'];
+}
+
+/** Validates, cuts the windows and prices every run before anything runs. */
+export function planCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT): CvPlan {
+  const h = req.prediction_length;
+  const step = req.step_size ?? h;
+  const W = req.n_windows;
+  const models = [...new Set(req.models)];
+  if (models.length * W > ANALYTICS_LIMITS.maxRuns) {
+    throw new AppError(
+      'request_too_large',
+      `${models.length} models × ${W} n_windows = ${models.length * W} model runs; at most ${ANALYTICS_LIMITS.maxRuns} per cross-validation`,
+    );
+  }
+  const lengths = req.inputs.map((x) => x.target?.length ?? 0);
+  const span = h + (W - 1) * step;
+  const issues = lengths.flatMap((n, i) =>
+    n - span >= 1
+      ? []
+      : [
+          {
+            path: ['inputs', i, 'target'],
+            msg: `inputs[${i}] has ${n} steps; ${W} windows of ${h} steps ${step} apart need more than ${span} (fewer n_windows, a smaller step_size or prediction_length)`,
+            type: 'too_short',
+            ctx: { needed: span + 1 },
+          },
+        ],
+  );
+  if (issues.length > 0) throw new ValidationFailure(issues);
+  const levels = req.quantile_levels ?? DEFAULT_QUANTILES;
+  const cutoffs = Array.from({ length: W }, (_, k) => lengths.map((n) => n - h - (W - 1 - k) * step));
+  const windowRequest = (model: string, k: number): ForecastRequestT => ({
+    model,
+    inputs: req.inputs.map((x, i) => ({
+      target: x.target?.slice(0, cutoffs[k]![i]!),
+      start: x.start ?? null,
+      metadata: x.metadata ?? null,
+      item_id: x.item_id ?? null,
+    })),
+    parameters: { prediction_length: h, frequency: req.frequency ?? null, quantile_levels: levels },
+    metadata: null,
+  });
+  const runs = models.map((m) => Array.from({ length: W }, (_, k) => planForecast(ctx, windowRequest(m, k))));
+  const all = runs.flat();
+  const actualValues = req.inputs.reduce((a, x) => a + toColumns(x.target ?? []).length, 0) * h * W;
+  checkOutputCap(ctx, all.reduce((a, p) => a + p.prepared.usage.output_tokens, 0) + actualValues, `This cross-validation (${all.length} runs)`);
+  const { credits, usage } = totalOf(all);
+  return { horizon: h, step, windows: W, levels, cutoffs, runs, credits, usage };
+}
+
+/** Symmetric pairs of quantile levels (q, 1−q), q < 0.5, as intervals. */
+function intervals(levels: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const lo of levels) {
+    const hi = levels.find((x) => Math.abs(x - (1 - lo)) < 1e-9);
+    if (lo < 0.5 && hi !== undefined) out.push([lo, hi]);
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}
+
+interface Tally {
+  smape: number[];
+  mase: number[];
+  wql: number[];
+  inside: number[];
+  total: number[];
+}
+
+const mean = (xs: number[]): number | null => {
+  const f = xs.filter(Number.isFinite);
+  return f.length === 0 ? null : f.reduce((a, b) => a + b, 0) / f.length;
+};
+
+function finish(t: Tally, pairs: [number, number][]): Metrics {
+  return {
+    smape: mean(t.smape),
+    mase: mean(t.mase),
+    wql: mean(t.wql),
+    coverage: pairs.map(([lo, hi], j) => ({
+      nominal: Math.round((hi - lo) * 1e9) / 1e9,
+      lower_level: lo,
+      upper_level: hi,
+      observed: t.total[j]! > 0 ? t.inside[j]! / t.total[j]! : null,
+    })),
+  };
+}
+
+/** Scores one window's forecast against the held-out values of every input and variate. */
+function scoreWindow(
+  fc: ForecastResponse,
+  columns: number[][][],
+  cutoffs: number[],
+  h: number,
+  season: number,
+  pairs: [number, number][],
+  into: Tally[],
+): void {
+  columns.forEach((cols, i) => {
+    const out = fc.outputs[i];
+    if (!out) return;
+    cols.forEach((series, v) => {
+      const cut = cutoffs[i]!;
+      const train = series.slice(0, cut);
+      const actual = series.slice(cut, cut + h);
+      const point = out.mean.map((row) => row[v]!);
+      const qs = out.quantile_predictions ?? [];
+      for (const t of into) {
+        t.smape.push(smape(actual, point));
+        t.mase.push(mase(actual, point, train, season));
+        t.wql.push(
+          weightedQuantileLoss(
+            actual,
+            qs.map((q) => q.level),
+            qs.map((q) => q.values.map((row) => row[v]!)),
+          ),
+        );
+        pairs.forEach(([lo, hi], j) => {
+          const low = qs.find((q) => q.level === lo)!.values;
+          const high = qs.find((q) => q.level === hi)!.values;
+          actual.forEach((y, s) => {
+            if (Number.isNaN(y)) return;
+            t.total[j]!++;
+            if (y >= low[s]![v]! && y <= high[s]![v]!) t.inside[j]!++;
+          });
+        });
+      }
+    });
+  });
+}
+
+const tally = (pairs: number): Tally => ({ smape: [], mase: [], wql: [], inside: new Array(pairs).fill(0), total: new Array(pairs).fill(0) });
+
+/** Runs the planned windows (at most CONCURRENCY at a time) and scores them; no metering. */
+export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT, plan: CvPlan, tenant?: string): Promise<CrossValidationResponse> {
+  const h = plan.horizon;
+  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  const season = plan.runs[0]?.[0]?.prepared.frequency?.seasonLength ?? 1;
+  const pairs = intervals(plan.levels);
+  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant)));
+  const done = await limited(tasks, CONCURRENCY);
+  const results = plan.runs.map((windows, m) => {
+    const overall = tally(pairs.length);
+    const perWindow = windows.map((_run, k) => {
+      const fc = done[m * plan.windows + k]!;
+      const t = tally(pairs.length);
+      scoreWindow(fc, columns, plan.cutoffs[k]!, h, season, pairs, [t, overall]);
+      return { window: k, metrics: finish(t, pairs), forecast: fc };
+    });
+    const model = windows[0]!.prepared.model.id;
+    return { model, rank: 0, metrics: finish(overall, pairs), windows: perWindow, credits: windows.reduce((a, p) => a + p.credits, 0) };
+  });
+  const key = (x: (typeof results)[number]) => x.metrics.smape ?? Number.POSITIVE_INFINITY;
+  results.sort((a, b) => key(a) - key(b) || a.model.localeCompare(b.model));
+  results.forEach((r, k) => {
+    r.rank = k + 1;
+  });
+  return {
+    id: `cv_${randomUUID().replaceAll('-', '')}`,
+    object: 'cross_validation',
+    created: Math.floor(Date.now() / 1000),
+    prediction_length: h,
+    n_windows: plan.windows,
+    step_size: plan.step,
+    quantile_levels: plan.levels,
+    windows: plan.cutoffs.map((cuts, k) => ({
+      window: k,
+      cutoffs: cuts,
+      actuals: columns.map((cols, i) =>
+        Array.from({ length: h }, (_, s) =>
+          cols.map((series) => {
+            const y = series[cuts[i]! + s]!;
+            return Number.isNaN(y) ? null : y;
+          }),
+        ),
+      ),
+    })),
+    results,
+    usage: plan.usage,
+    total_cost_credits: plan.credits,
+    metadata: req.metadata ?? null,
+  };
+}
+
+/** The metered cross-validation: every window × model billed as the forecast it runs, held once, debited once. */
+export async function runCrossValidation(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: CrossValidationRequestT,
+  call: CallInfo,
+): Promise<CrossValidationResponse> {
+  const plan = planCrossValidation(ctx, req);
+  return runMetered(ctx, principal, call, { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage }, () =>
+    executeCrossValidation(ctx, req, plan, principal.user.id),
+  );
+}

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../accounts/credentials.ts';
+import { creditsFor, priceOf } from '../catalog/pricing.ts';
+import { parseFrequency } from '../forecasting/frequency.ts';
+import type { ForecastRequestT } from '../forecasting/schemas.ts';
+import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
+import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
+import { checkShapes, toColumns } from './cross-validation.ts';
+import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
+import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
+
+/** Gap contexts per engine job: a job of 100 auto-ets fits on long contexts could pass INFERENCE_TIMEOUT_MS. */
+const CHUNK = 25;
+
+/** A run of missing values [start, end) in one variate of one input. */
+export interface Gap {
+  input: number;
+  variate: number;
+  start: number;
+  end: number;
+}
+
+export function gapsOf(y: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  let t = 0;
+  while (t < y.length) {
+    if (!Number.isNaN(y[t]!)) {
+      t++;
+      continue;
+    }
+    const s = t;
+    while (t < y.length && Number.isNaN(y[t]!)) t++;
+    out.push([s, t]);
+  }
+  return out;
+}
+
+/** Linear interpolation between the neighbouring observations; the nearest observation before the first or after the last. */
+export function linearFill(y: readonly number[]): number[] {
+  const out = y.slice();
+  for (const [s, e] of gapsOf(y)) {
+    const before = s > 0 ? y[s - 1]! : Number.NaN;
+    const after = e < y.length ? y[e]! : Number.NaN;
+    for (let t = s; t < e; t++) {
+      if (Number.isNaN(before)) out[t] = after;
+      else if (Number.isNaN(after)) out[t] = before;
+      else out[t] = before + ((after - before) * (t - s + 1)) / (e - s + 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * The blend of a forecast across a gap of length L (forward[j], from the values before it) and a
+ * backcast (backward[j] = the value at end − 1 − j, from the values after it, reversed): the
+ * weight of the backcast grows linearly from 1/(L+1) to L/(L+1) across the gap.
+ */
+export function blendGap(forward: readonly number[] | null, backward: readonly number[] | null, length: number): number[] | null {
+  if (!forward && !backward) return null;
+  return Array.from({ length }, (_, j) => {
+    const f = forward?.[j];
+    const b = backward?.[length - 1 - j];
+    if (f === undefined) return b!;
+    if (b === undefined) return f;
+    const w = (j + 1) / (length + 1);
+    return (1 - w) * f + w * b;
+  });
+}
+
+const observedCount = (xs: readonly number[]): number => xs.reduce((a, v) => a + (Number.isNaN(v) ? 0 : 1), 0);
+const toTarget = (xs: readonly number[]): (number | null)[] => xs.map((v) => (Number.isNaN(v) ? null : v));
+
+interface ImputePlan {
+  columns: number[][][];
+  gaps: Gap[];
+  /** Per gap: its index among the forward / backward contexts, or -1 when that side has too few values. */
+  forwardOf: number[];
+  backwardOf: number[];
+  /** The batched fits of each direction, CHUNK contexts per job. */
+  forward: Planned[];
+  backward: Planned[];
+  credits: number;
+  usage: ImputeResponse['usage'];
+}
+
+/** Finds the gaps, decides which sides can be modelled, and prices the two batched fits before anything runs. */
+export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
+  checkShapes(req.inputs);
+  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  const issues: FieldIssue[] = [];
+  columns.forEach((cols, i) => {
+    if (cols.some((s) => observedCount(s) === 0) || (cols[0]?.length ?? 0) === 0) {
+      issues.push({ path: ['inputs', i, 'target'], msg: `inputs[${i}] has a variate without any observed value: nothing to impute from`, type: 'value_error' });
+    }
+  });
+  if (req.frequency != null && !parseFrequency(req.frequency)) {
+    issues.push({
+      path: ['frequency'],
+      msg: `Unknown frequency '${req.frequency}'. Use a pandas-style code such as h, D, W, MS`,
+      type: 'value_error',
+      input: req.frequency,
+    });
+  }
+  if (issues.length > 0) throw new ValidationFailure(issues);
+  const gaps: Gap[] = [];
+  columns.forEach((cols, input) => {
+    cols.forEach((y, variate) => {
+      for (const [start, end] of gapsOf(y)) gaps.push({ input, variate, start, end });
+    });
+  });
+  const values = columns.reduce((a, cols) => a + cols.length * (cols[0]?.length ?? 0), 0);
+  checkOutputCap(ctx, 2 * values, `This imputation (${values} values and as many flags)`);
+  const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + observedCount(s), 0), 0);
+  const missing = gaps.reduce((a, g) => a + g.end - g.start, 0);
+  // An unknown model is 404 even when there is nothing to fill.
+  const model = req.method === 'model' ? ctx.catalog.get(req.model) : null;
+  const empty: ImputePlan = { columns, gaps, forwardOf: [], backwardOf: [], forward: [], backward: [], credits: 0, usage: ZERO_USAGE };
+  if (!model || gaps.length === 0) {
+    const usage = { input_tokens: observed, output_tokens: missing, total_tokens: observed + missing };
+    return { ...empty, usage, credits: creditsFor(priceOf('linear', 'statistical'), usage) };
+  }
+  if (gaps.length > IMPUTE_MAX_GAPS) {
+    throw new AppError(
+      'request_too_large',
+      `The inputs hold ${gaps.length} gaps (runs of nulls); at most ${IMPUTE_MAX_GAPS} are filled by a model per request (or use method 'linear')`,
+    );
+  }
+  const minPoints = Math.max(2, model.min_points);
+  const forwardTargets: (number | null)[][] = [];
+  const backwardTargets: (number | null)[][] = [];
+  const forwardOf: number[] = [];
+  const backwardOf: number[] = [];
+  let forwardH = 0;
+  let backwardH = 0;
+  for (const g of gaps) {
+    const y = columns[g.input]![g.variate]!;
+    const before = y.slice(0, g.start);
+    const after = y.slice(g.end).reverse();
+    const L = g.end - g.start;
+    if (observedCount(before) >= minPoints) {
+      forwardOf.push(forwardTargets.length);
+      forwardTargets.push(toTarget(before));
+      forwardH = Math.max(forwardH, L);
+    } else forwardOf.push(-1);
+    if (observedCount(after) >= minPoints) {
+      backwardOf.push(backwardTargets.length);
+      backwardTargets.push(toTarget(after));
+      backwardH = Math.max(backwardH, L);
+    } else backwardOf.push(-1);
+  }
+  // Batched fits per direction: every gap's context is an input (CHUNK per job, so that no job runs
+  // into the engine's time limit), the horizon the longest gap.
+  const plan = (targets: (number | null)[][], h: number): Planned[] => {
+    const out: Planned[] = [];
+    for (let k = 0; k < targets.length; k += CHUNK) {
+      const r: ForecastRequestT = {
+        model: req.model,
+        inputs: targets.slice(k, k + CHUNK).map((target) => ({ target })),
+        parameters: { prediction_length: h, quantile_levels: [0.5], frequency: req.frequency ?? null },
+        metadata: null,
+      };
+      out.push(planForecast(ctx, r));
+    }
+    return out;
+  };
+  const forward = plan(forwardTargets, forwardH);
+  const backward = plan(backwardTargets, backwardH);
+  let usage = ZERO_USAGE;
+  let credits = 0;
+  for (const p of [...forward, ...backward]) {
+    usage = addUsage(usage, p.prepared.usage);
+    credits += p.credits;
+  }
+  if (credits === 0) {
+    // No side of any gap has enough values for the model: linear interpolation, priced as such.
+    usage = { input_tokens: observed, output_tokens: missing, total_tokens: observed + missing };
+    credits = creditsFor(priceOf('linear', 'statistical'), usage);
+  }
+  return { columns, gaps, forwardOf, backwardOf, forward, backward, credits, usage };
+}
+
+/** Runs the fits and fills every gap (linearly where neither side could be modelled); no metering. */
+export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string): Promise<ImputeResponse> {
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant));
+  const done = await limited(runs, 2);
+  const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
+  const fwd = means(0, plan.forward.length);
+  const bwd = means(plan.forward.length, plan.backward.length);
+  const filled = plan.columns.map((cols) => cols.map((y) => linearFill(y)));
+  if (req.method === 'model') {
+    plan.gaps.forEach((g, k) => {
+      const L = g.end - g.start;
+      const fi = plan.forwardOf[k]!;
+      const bi = plan.backwardOf[k]!;
+      const forward = fi >= 0 ? fwd[fi]! : null;
+      const backward = bi >= 0 ? bwd[bi]! : null;
+      const values = blendGap(forward, backward, L);
+      if (!values) return;
+      const y = filled[g.input]![g.variate]!;
+      for (let j = 0; j < L; j++) y[g.start + j] = values[j]!;
+    });
+  }
+  const outputs: ImputeResponse['outputs'] = plan.columns.map((cols, i) => {
+    const n = cols[0]?.length ?? 0;
+    const flags = Array.from({ length: n }, (_, t) => cols.map((y) => Number.isNaN(y[t]!)));
+    const input = req.inputs[i]!;
+    const itemId = input.metadata && 'item_id' in input.metadata ? input.metadata.item_id : (input.item_id ?? undefined);
+    return {
+      target: Array.from({ length: n }, (_, t) => filled[i]!.map((y) => y[t]!)),
+      filled: flags,
+      filled_count: flags.reduce((a, row) => a + row.filter(Boolean).length, 0),
+      metadata: itemId !== undefined && itemId !== null ? { item_id: itemId } : null,
+    };
+  });
+  return {
+    id: `imp_${randomUUID().replaceAll('-', '')}`,
+    object: 'imputation',
+    created: Math.floor(Date.now() / 1000),
+    method: req.method,
+    model: req.method === 'model' ? req.model : null,
+    outputs,
+    usage: plan.usage,
+    cost_credits: plan.credits,
+    metadata: req.metadata ?? null,
+  };
+}
+
+/** The metered imputation: priced as its two batched fits (or the linear pass), held before, debited after. */
+export async function runImpute(ctx: ForecastCtx, principal: Principal, req: ImputeRequestT, call: CallInfo): Promise<ImputeResponse> {
+  const plan = planImpute(ctx, req);
+  const models = plan.forward.length + plan.backward.length > 0 ? [req.model] : [];
+  return runMetered(ctx, principal, call, { model: 'impute', models, credits: plan.credits, usage: plan.usage }, () =>
+    executeImpute(ctx, req, plan, principal.user.id),
+  );
+}

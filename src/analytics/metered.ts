@@ -1,0 +1,89 @@
+import type { Principal } from '../accounts/credentials.ts';
+import type { Usage } from '../forecasting/metering.ts';
+import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
+import { AppError } from '../shared/errors.ts';
+
+export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  input_tokens: a.input_tokens + b.input_tokens,
+  output_tokens: a.output_tokens + b.output_tokens,
+  total_tokens: a.total_tokens + b.total_tokens,
+});
+
+/** Price and usage of several planned forecasts: each is billed as the forecast it is. */
+export function totalOf(plans: readonly Planned[]): { credits: number; usage: Usage } {
+  let credits = 0;
+  let usage = ZERO_USAGE;
+  for (const p of plans) {
+    credits += p.credits;
+    usage = addUsage(usage, p.prepared.usage);
+  }
+  return { credits, usage };
+}
+
+/**
+ * Fails with 413 when the forecasts of one analytics call would together return more numbers than
+ * one forecast may (FORECAST_MAX_OUTPUT_VALUES): the same output cap, whatever the operation.
+ */
+export function checkOutputCap(ctx: ForecastCtx, outputValues: number, what: string): void {
+  const max = ctx.config.forecast.maxOutputValues;
+  if (outputValues > max) {
+    throw new AppError(
+      'request_too_large',
+      `${what} would return ${outputValues} numbers; at most ${max} are accepted. Use fewer inputs, windows, models or steps`,
+    );
+  }
+}
+
+/**
+ * The metered path of an analytics call, as the forecast's: access to every model, one hold for
+ * the whole price before anything runs, the runs, then one commit (debit and usage event) or a release.
+ */
+export async function runMetered<T>(
+  ctx: ForecastCtx,
+  principal: Principal,
+  call: CallInfo,
+  charge: { model: string; models: readonly string[]; credits: number; usage: Usage },
+  work: () => Promise<T>,
+): Promise<T> {
+  for (const m of new Set(charge.models)) await ctx.meter.checkModelAccess(principal, m);
+  const hold = await ctx.meter.hold({
+    principal,
+    requestId: call.requestId,
+    source: call.source,
+    model: charge.model,
+    usage: charge.usage,
+    credits: charge.credits,
+  });
+  const t0 = performance.now();
+  let out: T;
+  try {
+    out = await work();
+  } catch (err) {
+    await hold.release(err instanceof Error ? err.message : 'failed');
+    throw err;
+  }
+  await hold.commit({ latencyMs: Math.round((performance.now() - t0) * 100) / 100 });
+  return out;
+}
+
+/** Runs the tasks at most `limit` at a time (a request's runs do not flood the engine's queue), in order. */
+export async function limited<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const out = new Array<T>(tasks.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < tasks.length && !failed) {
+      const k = next++;
+      try {
+        out[k] = await (tasks[k] as () => Promise<T>)();
+      } catch (err) {
+        failed = true; // the others start nothing new: the call fails as a whole
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return out;
+}

@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { robustSigma, zscoreScores } from '../../src/analytics/anomalies.ts';
+import { createEngine } from '../../src/engine/engine.ts';
+import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp, type TestUser } from '../helpers/app.ts';
+
+describe('zscoreScores and robustSigma', () => {
+  test('rolling mean and sd of the previous window, as computed directly; missing values skipped', () => {
+    const y = [5, 7, 6, Number.NaN, 8, 9, 30, 7, 8, 6, 7, 100, 7];
+    const window = 4;
+    const s = zscoreScores(y, window, 3, 2);
+    for (let t = 2; t < y.length; t++) {
+      const prev = y.slice(Math.max(0, t - window), t).filter((v) => !Number.isNaN(v));
+      const mean = prev.reduce((a, b) => a + b, 0) / prev.length;
+      const sd = Math.sqrt(prev.reduce((a, b) => a + (b - mean) ** 2, 0) / (prev.length - 1));
+      const k = t - 2;
+      assert.ok(Math.abs(s.expected[k]! - mean) < 1e-9, `mean at ${t}`);
+      assert.ok(Math.abs(s.upper[k]! - (mean + 3 * sd)) < 1e-9, `upper at ${t}`);
+      if (Number.isNaN(y[t]!)) assert.ok(Number.isNaN(s.score[k]!) && !s.anomaly[k]);
+      else assert.equal(s.anomaly[k], Math.abs(y[t]! - mean) / sd > 3);
+    }
+    assert.equal(s.anomaly[6 - 2], true, 'the jump to 30');
+    assert.equal(s.anomaly[11 - 2], true, 'the jump to 100');
+  });
+
+  test('a window with fewer than two values has no prediction; a constant window scores finite', () => {
+    const s = zscoreScores([1, 1, 1, 1, 2], 4, 3, 0);
+    assert.ok(Number.isNaN(s.expected[0]!) && Number.isNaN(s.expected[1]!));
+    assert.equal(s.expected[2], 1);
+    assert.ok(Number.isFinite(s.score[4]!) && s.anomaly[4]);
+  });
+
+  test('robust sigma ignores a few large residuals; falls back to the RMS when the MAD is 0', () => {
+    const r = Array.from({ length: 200 }, (_, i) => Math.sin(i * 12.9898) * 1.0);
+    const clean = robustSigma(r);
+    assert.ok(Math.abs(robustSigma([...r, 1000, -1000, 500]) - clean) / clean < 0.05);
+    assert.equal(robustSigma([0, 0, 0, 0, 3, 4]), Math.sqrt(25 / 6));
+  });
+});
+
+describe(`POST /v1/detect-anomalies and add_history (${DB_KIND})`, () => {
+  let t: TestApp;
+  let u: TestUser;
+  before(async () => {
+    const engine = createEngine({ poolSize: 2, timeoutMs: 60_000, maxQueue: 256, modelsDir: '/nonexistent', threads: 1 });
+    t = await createTestApp({ overrides: { engine }, env: { FORECAST_MAX_OUTPUT_VALUES: '20000' } });
+    u = await registerUser(t);
+  });
+  after(() => t.close());
+
+  const seasonal = Array.from({ length: 96 }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 12) + ((i * 7919) % 7) - 3);
+  const spiked = seasonal.map((v, i) => (i === 70 ? v + 60 : v));
+  const detect = (body: unknown, token: string | undefined = u.token) => call(t, 'POST', '/v1/detect-anomalies', { token, body });
+  const balance = async () => (await call(t, 'GET', '/api/account/billing', { token: u.token })).body.free_credits.remaining as number;
+
+  test('forecast method: the spike is flagged, few false alarms, intervals around the fitted values; billed as the fit, one usage event', async () => {
+    const before = await balance();
+    const r = await detect({ inputs: [{ target: spiked, start: '2020-01-01', item_id: 'x' }], model: 'auto-ets', level: 99, frequency: 'MS' });
+    assert.equal(r.status, 200, r.text);
+    const body = expectSchema(routeSchema(t, 'POST', '/v1/detect-anomalies'), r.body) as Record<string, any>;
+    const out = body.outputs[0];
+    assert.equal(out.start_index, 0);
+    assert.equal(out.value.length, 96);
+    assert.equal(out.timestamps[70], '2025-11-01T00:00:00.000Z');
+    assert.deepEqual(out.metadata, { item_id: 'x' });
+    assert.equal(out.anomaly[70][0], true);
+    // The spike also pulls the fitted seasonal state of its month (the fit is least squares): the same month of
+    // other years may be flagged too (docs/analytics.md, limits). Never more than those.
+    assert.ok(out.anomaly_count <= 8, `${out.anomaly_count} flagged`);
+    for (let k = 0; k < 96; k++) if (out.anomaly[k][0]) assert.equal(k % 12, 70 % 12);
+    for (let k = 0; k < 96; k++) {
+      if (out.expected[k][0] === null) continue;
+      assert.ok(out.lower[k][0] < out.expected[k][0] && out.expected[k][0] < out.upper[k][0]);
+      assert.equal(out.anomaly[k][0], out.value[k][0] < out.lower[k][0] || out.value[k][0] > out.upper[k][0]);
+    }
+    assert.equal(body.method, 'forecast');
+    assert.equal(body.model, 'auto-ets');
+    assert.equal(before - (await balance()), body.cost_credits);
+    const events = await t.deps.database.db
+      .selectFrom('usage_events')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .where('model', '=', 'detect-anomalies')
+      .execute();
+    assert.equal(events.length, 1);
+    // a lower level flags more
+    const wide = await detect({ inputs: [{ target: spiked }], model: 'auto-ets', level: 60, frequency: 'MS' });
+    assert.ok(wide.body.anomaly_count > out.anomaly_count);
+  });
+
+  test('online mode: only the last detection_size points; naive expects the previous value; zscore method', async () => {
+    const r = await detect({ inputs: [{ target: spiked }, { target: spiked.map((v) => [v, -v]) }], model: 'naive', detection_size: 30 });
+    assert.equal(r.status, 200, r.text);
+    const [a, b] = r.body.outputs;
+    assert.equal(a.start_index, 66);
+    assert.equal(a.value.length, 30);
+    assert.equal(a.expected[0][0], spiked[65]);
+    assert.equal(a.anomaly[4][0], true, 'step 70');
+    assert.equal(b.value[0].length, 2);
+    assert.equal(b.anomaly[4][1], true);
+    const z = await detect({ inputs: [{ target: spiked }], method: 'zscore', window: 12, sensitivity: 4, detection_size: 40 });
+    assert.equal(z.status, 200, z.text);
+    assert.equal(z.body.model, null);
+    assert.equal(z.body.window, 12);
+    assert.equal(z.body.outputs[0].anomaly[70 - 56][0], true);
+    const direct = zscoreScores(spiked, 12, 4, 56);
+    assert.deepEqual(
+      z.body.outputs[0].expected.map((row: number[]) => row[0]),
+      direct.expected,
+    );
+    assert.ok(z.body.cost_credits >= 1);
+  });
+
+  test('bad input is a documented error, never a 500, and costs nothing', async () => {
+    const before = await balance();
+    const short = await detect({ inputs: [{ target: [1, 2, 3, null, 5, 6, 7, 8] }] });
+    assert.equal(short.status, 422);
+    assert.deepEqual(short.body.detail[0].loc, ['body', 'inputs', 0, 'target']);
+    const noFits = await detect({ inputs: [{ target: seasonal }], model: 'theta' });
+    assert.equal(noFits.status, 422);
+    assert.deepEqual(noFits.body.detail[0].loc, ['body', 'model']);
+    assert.match(noFits.body.detail[0].msg, /auto-ets/);
+    for (const bad of [
+      { window: 3 },
+      { window: 129 },
+      { sensitivity: 1 },
+      { sensitivity: 6.5 },
+      { level: 100 },
+      { level: 0 },
+      { method: 'iforest' },
+      { detection_size: 0 },
+    ]) {
+      const r = await detect({ inputs: [{ target: seasonal }], ...bad });
+      assert.equal(r.status, 422, JSON.stringify(bad));
+    }
+    const ragged = await detect({ inputs: [{ target: seasonal.map((v, i) => (i === 5 ? [v, v] : [v])) }], method: 'zscore' });
+    assert.equal(ragged.status, 422);
+    assert.deepEqual(ragged.body.detail[0].loc, ['body', 'inputs', 0, 'target', 5]);
+    const freq = await detect({ inputs: [{ target: seasonal }], frequency: 'fortnight' });
+    assert.equal(freq.status, 422);
+    const big = await detect({ inputs: Array.from({ length: 40 }, () => ({ target: seasonal })), method: 'zscore' });
+    assert.equal(big.status, 413);
+    assert.equal((await detect({ inputs: [{ target: seasonal }], model: 'nope' })).status, 404);
+    assert.equal((await call(t, 'POST', '/v1/detect-anomalies', { body: { inputs: [{ target: seasonal }] } })).status, 400);
+    assert.equal(await balance(), before);
+  });
+
+  test('add_history on /v1/forecast: fitted values aligned with the target, billed as output; refused for models without them', async () => {
+    const y = [3, 5, 4, 6, 5, 7, 6, 8];
+    const plain = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'naive', inputs: [{ target: y }], parameters: { prediction_length: 2 } },
+    });
+    const r = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'naive', inputs: [{ target: y }], parameters: { prediction_length: 2, add_history: true } },
+    });
+    assert.equal(r.status, 200, r.text);
+    expectSchema(routeSchema(t, 'POST', '/v1/forecast'), r.body);
+    assert.equal(plain.body.outputs[0].fitted_values, undefined);
+    assert.deepEqual(r.body.outputs[0].fitted_values, [[null], [3], [5], [4], [6], [5], [7], [6]]);
+    assert.equal(r.body.usage.output_tokens, plain.body.usage.output_tokens + 8);
+    // context_length 5: the first 3 steps were not seen
+    const ctx = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'naive', inputs: [{ target: y }], parameters: { prediction_length: 2, add_history: true, context_length: 5 } },
+    });
+    assert.deepEqual(ctx.body.outputs[0].fitted_values, [[null], [null], [null], [null], [6], [5], [7], [6]]);
+    const ets = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'auto-ets', inputs: [{ target: seasonal }], parameters: { prediction_length: 2, add_history: true, frequency: 'MS' } },
+    });
+    assert.equal(ets.status, 200, ets.text);
+    const fitted = ets.body.outputs[0].fitted_values.map((row: number[]) => row[0]);
+    const mae = fitted.reduce((a: number, f: number, i: number) => a + Math.abs(f - seasonal[i]!), 0) / 96;
+    assert.ok(mae < 4, `in-sample MAE ${mae}`);
+    const arima = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'auto-arima', inputs: [{ target: seasonal }], parameters: { prediction_length: 2, add_history: true, frequency: 'MS' } },
+    });
+    assert.equal(arima.status, 200, arima.text);
+    assert.equal(arima.body.outputs[0].fitted_values.length, 96);
+    const theta = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: { model: 'theta', inputs: [{ target: y }], parameters: { prediction_length: 2, add_history: true } },
+    });
+    assert.equal(theta.status, 422);
+    assert.deepEqual(theta.body.detail[0].loc, ['body', 'parameters', 'add_history']);
+  });
+});
