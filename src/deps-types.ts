@@ -37,7 +37,7 @@ export interface Deps {
   /**
    * Per-account request budget shared by all of an account's credentials. The HTTP hook counts
    * every authenticated request (a batch counts its items); other entry points (MCP) call
-   * `rateLimiter.consume(accountId, points)` themselves.
+   * `spendPoints(rateLimiter, principal, points)` themselves (account and API key limits).
    */
   rateLimiter: RateLimiter;
   /** Every fetch of a URL a user gave (series sources, schedule sources and callbacks): private networks refused (src/outbound). */

@@ -6,6 +6,7 @@ import { createCaptchaVerifier } from './accounts/captcha.ts';
 import { systemClock } from './shared/clock.ts';
 import { createLedgerMeter, modelAccessFromConfig, startHoldSweeper } from './billing/meter.ts';
 import { getBillingAccount } from './billing/ledger.ts';
+import { sendLowBalanceMail } from './billing/alerts.ts';
 import { accountCreatedHooksFor, emailVerifiedHooksFor } from './billing/free-credits.ts';
 import { createPaymentsProvider } from './billing/providers/index.ts';
 import { rateLimitOf, startUsageReporter } from './billing/service.ts';
@@ -35,6 +36,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     metrics,
   );
   const payments = overrides.payments ?? createPaymentsProvider(config, database, clock);
+  const mailer = overrides.mailer ?? createMailer(config.mail);
   const fetcher = overrides.fetcher ?? createFetcher(config.outbound);
   const stops: Array<() => void> = [];
   let scheduler: Scheduler | null = null;
@@ -43,14 +45,28 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
     catalog,
     config,
     database,
-    mailer: overrides.mailer ?? createMailer(config.mail),
+    mailer,
     captcha: overrides.captcha ?? createCaptchaVerifier(config.captcha),
     clock,
     startedAt: Date.now(),
     credentialResolvers: overrides.credentialResolvers ?? [oauthAccessTokenResolver(mcpResource(config))],
     accountCreatedHooks: [...accountCreatedHooksFor(config), ...(overrides.accountCreatedHooks ?? [])],
     emailVerifiedHooks: [...emailVerifiedHooksFor(config), ...(overrides.emailVerifiedHooks ?? [])],
-    meter: instrumentMeter(overrides.meter ?? createLedgerMeter({ database, clock, config, catalog }), metrics),
+    meter: instrumentMeter(
+      overrides.meter ??
+        createLedgerMeter({
+          database,
+          clock,
+          config,
+          catalog,
+          // The mail goes out after the debit committed, off the request's path; a failure is logged, never answered.
+          onLowBalance: (alert) =>
+            sendLowBalanceMail({ database, mailer, config }, alert).catch((err: unknown) => {
+              process.stderr.write(`${JSON.stringify({ level: 50, msg: 'low-balance mail failed', userId: alert.userId, err: String(err) })}\n`);
+            }),
+        }),
+      metrics,
+    ),
     payments,
     rateLimiter,
     metrics,

@@ -170,7 +170,10 @@ function buildProgram(io: Io): Command {
         const email = o.email ?? (await prompt('e-mail: '));
         const password = o.passwordStdin ? (await readText('-')).replace(/\r?\n$/, '') : (io.env.TSFM_PASSWORD ?? (await prompt('password: ')));
         const session = await TsfmClient.login(email, password, { baseUrl: baseUrl() });
-        const created = await new TsfmClient({ baseUrl: baseUrl(), apiKey: session.token }).keys.create(o.label);
+        // The CLI manages keys too (keys create/revoke, logout --revoke): its key gets keys:write.
+        const created = await new TsfmClient({ baseUrl: baseUrl(), apiKey: session.token }).keys.create(o.label, {
+          scopes: ['forecast', 'usage:read', 'billing:read', 'keys:write'],
+        });
         apiKey = created.key;
         io.err(`signed in as ${session.user.email}; created key ${created.prefix}… (${created.id}, "${created.label}")\n`);
       }

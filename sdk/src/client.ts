@@ -23,6 +23,10 @@ export type CatalogModel = Schemas['CatalogModel'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
+/** Scopes and limits of a new key (all optional; docs/keys.md). */
+export type CreateKeyOptions = Omit<Schemas['CreateKeyRequest'], 'label'>;
+/** A key's new label and limits: an absent field stays, null removes the limit. */
+export type UpdateKeyRequest = Schemas['UpdateKeyRequest'];
 export type Session = Schemas['SessionResponse'];
 export type CredentialInfo = Schemas['ValidateCredentialResponse'];
 
@@ -123,7 +127,9 @@ export class TsfmClient {
 
   /** One forecast call (up to 1000 series; see forecastMany for large sets). */
   async forecast(request: ForecastRequest, signal?: AbortSignal): Promise<ForecastResponse> {
-    return unwrap(await this.api.POST('/v1/forecast', { body: request, ...(signal ? { signal } : {}) }));
+    // The route answers a ForecastQuote only with dry_run: true, which this method never sends.
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast', { body, ...(signal ? { signal } : {}) })) as ForecastResponse;
   }
 
   /**
@@ -138,7 +144,8 @@ export class TsfmClient {
 
   /** An ensemble forecast (backtest-ranked blend of models). */
   async ensemble(request: EnsembleRequest, signal?: AbortSignal): Promise<EnsembleResponse> {
-    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body: request, ...(signal ? { signal } : {}) }));
+    const body = { ...request, dry_run: undefined };
+    return unwrap(await this.api.POST('/v1/forecast/ensemble', { body, ...(signal ? { signal } : {}) })) as EnsembleResponse;
   }
 
   /** A rolling-origin cross-validation of one or more models (/v1/cross-validation). */
@@ -169,6 +176,7 @@ export class TsfmClient {
   async forecastBatch(requests: ForecastRequest[], opts: ChunkOptions = {}): Promise<BatchItem[]> {
     const parts = await this.chunked(requests, opts, async (chunk) => {
       const r = unwrap(await this.api.POST('/v1/forecast/batch', { body: { requests: chunk }, ...(opts.signal ? { signal: opts.signal } : {}) }));
+      if (!('data' in r)) throw new Error('expected a batch answer, got a quote');
       return r.data;
     });
     return parts.flat();
@@ -196,7 +204,11 @@ export class TsfmClient {
   readonly keys = {
     list: async (): Promise<ApiKey[]> => unwrap(await this.api.GET('/api/account/keys')).keys,
     /** Creates a key; its secret (`key`) is in this answer only. */
-    create: async (label: string): Promise<CreatedApiKey> => unwrap(await this.api.POST('/api/account/keys', { body: { label } })),
+    create: async (label: string, opts: CreateKeyOptions = {}): Promise<CreatedApiKey> =>
+      unwrap(await this.api.POST('/api/account/keys', { body: { ...opts, label } })),
+    /** Renames a key or changes its limits (needs a session or a key with scope keys:write). */
+    update: async (id: string, patch: UpdateKeyRequest): Promise<ApiKey> =>
+      unwrap(await this.api.PATCH('/api/account/keys/{key_id}', { params: { path: { key_id: id } }, body: patch })),
     revoke: async (id: string): Promise<void> => {
       unwrap(await this.api.DELETE('/api/account/keys/{key_id}', { params: { path: { key_id: id } } }));
     },

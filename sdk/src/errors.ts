@@ -44,11 +44,11 @@ export class TsfmError extends Error {
 export class AuthenticationError extends TsfmError {
   override readonly name = 'AuthenticationError';
 }
-/** 402: credits exhausted and billing inactive. */
+/** 402: credits exhausted and billing inactive (`billing_required`), or the API key's monthly_credit_limit reached (`key_budget_exceeded`). */
 export class BillingRequiredError extends TsfmError {
   override readonly name = 'BillingRequiredError';
 }
-/** 403: the credential may not do this (model reserved to billing accounts, admin route). */
+/** 403: the credential may not do this (model reserved to billing accounts, a model outside the key's allowed_models, a scope the key lacks, admin route). */
 export class PermissionDeniedError extends TsfmError {
   override readonly name = 'PermissionDeniedError';
 }

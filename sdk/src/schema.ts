@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Sign out everywhere
-         * @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all.
+         * @description Revokes every session (this one too) and every OAuth grant of the account. API keys stay valid: DELETE /api/account/keys revokes them all. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         post: operations["signOutEverywhere"];
         delete?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a new confirmation link
-         * @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed.
+         * @description Mails a new confirmation link to the account (EMAIL_VERIFICATION_RESENDS_PER_HOUR per hour). 409 when the address is already confirmed. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         post: operations["resendVerificationEmail"];
         delete?: never;
@@ -304,7 +304,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account
-         * @description Deletes the account and everything it owns (keys, sessions, usage, billing records) in one transaction, and clears the session cookie. It cannot be undone.
+         * @description Deletes the account and everything it owns (keys, sessions, usage, billing records) in one transaction, and clears the session cookie. It cannot be undone. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         delete: operations["deleteAccountMe"];
         options?: never;
@@ -327,7 +327,7 @@ export interface paths {
         put?: never;
         /**
          * Change privacy settings (POST alias)
-         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH.
+         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         post: operations["postPrivacySettings"];
         delete?: never;
@@ -335,7 +335,7 @@ export interface paths {
         head?: never;
         /**
          * Change privacy settings
-         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH.
+         * @description Sets whether the account allows its requests to be used to improve the service; answers the settings as stored. POST does the same as PATCH, for clients that cannot send PATCH. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         patch: operations["patchPrivacySettings"];
         trace?: never;
@@ -349,18 +349,18 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The account's API keys: id, label, prefix, creation and last use. Secrets are never shown again after creation.
+         * @description The account's live API keys with their scopes, limits and the credits each spent this calendar month (UTC). Never the secrets.
          */
         get: operations["listAccountKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description Creates an API key with a label. The secret (tsfm_…) is in this answer only: store it now. 409 when the label is taken.
+         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         post: operations["createAccountKey"];
         /**
-         * Revoke all API keys
-         * @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all.
+         * Revoke every API key
+         * @description Revokes every API key of the account at once. Password resets and "sign out everywhere" leave API keys valid; this is the way to end them all. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         delete: operations["revokeAllAccountKeys"];
         options?: never;
@@ -380,12 +380,16 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Revokes one API key of the account by id; calls made with it then answer 401. 404 when no key of yours has this id.
+         * @description Revokes the key at once; calls made with it are refused with 401 from then on. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         delete: operations["revokeAccountKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename an API key or change its limits
+         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         */
+        patch: operations["updateAccountKey"];
         trace?: never;
     };
     "/api/contact": {
@@ -419,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Invite people by e-mail
-         * @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address.
+         * @description Needs a confirmed e-mail address; at most INVITES_PER_DAY addresses per account in 24 hours and AUTH_RATE_LIMIT_PER_MINUTE requests per client address. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         post: operations["sendInvites"];
         delete?: never;
@@ -479,7 +483,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast time series
-         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecast"];
         delete?: never;
@@ -499,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast a batch of requests
-         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecastBatch"];
         delete?: never;
@@ -519,7 +523,7 @@ export interface paths {
         put?: never;
         /**
          * Price a forecast without running it
-         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.
+         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["quoteForecast"];
         delete?: never;
@@ -539,7 +543,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -677,7 +681,7 @@ export interface paths {
         };
         /**
          * Usage summary
-         * @description Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601.
+         * @description Your usage, pre-aggregated: totals, daily, by model, by source, recent events. start/end are ISO 8601. Needs a signed-in session or an API key with scope usage:read (read usage and cost reports).
          */
         get: operations["getUsageSummary"];
         put?: never;
@@ -697,7 +701,7 @@ export interface paths {
         };
         /**
          * Billing summary
-         * @description Free credits granted, used and remaining, billing state, metered usage this period and your rate limit.
+         * @description Free credits granted, used and remaining, billing state, metered usage this period and your rate limit. Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile).
          */
         get: operations["getBillingSummary"];
         put?: never;
@@ -719,7 +723,7 @@ export interface paths {
         put?: never;
         /**
          * Turn a table into forecast inputs
-         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url.
+         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["ingestSeries"];
         delete?: never;
@@ -737,13 +741,13 @@ export interface paths {
         };
         /**
          * List your schedules
-         * @description All schedules of your account, oldest first, active and paused.
+         * @description All schedules of your account, oldest first, active and paused. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         get: operations["listSchedules"];
         put?: never;
         /**
          * Schedule a recurring forecast
-         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point.
+         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -761,21 +765,21 @@ export interface paths {
         };
         /**
          * Get a schedule
-         * @description One schedule of your account (404 for an unknown id or another account’s).
+         * @description One schedule of your account (404 for an unknown id or another account’s). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         get: operations["getSchedule"];
         put?: never;
         post?: never;
         /**
          * Delete a schedule
-         * @description Deletes a schedule and its run history; no further runs happen.
+         * @description Deletes a schedule and its run history; no further runs happen. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
         /**
          * Change a schedule
-         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays.
+         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         patch: operations["updateSchedule"];
         trace?: never;
@@ -791,7 +795,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a schedule
-         * @description Stops future runs until resumed (a run already under way finishes).
+         * @description Stops future runs until resumed (a run already under way finishes). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["pauseSchedule"];
         delete?: never;
@@ -811,7 +815,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a schedule
-         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active).
+         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["resumeSchedule"];
         delete?: never;
@@ -829,7 +833,7 @@ export interface paths {
         };
         /**
          * Run history of a schedule
-         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id.
+         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         get: operations["listScheduleRuns"];
         put?: never;
@@ -1076,7 +1080,7 @@ export interface paths {
         post?: never;
         /**
          * Unlink a sign-in provider
-         * @description Removes a linked provider. 409 when it is the only way left to sign in (no password and no other provider).
+         * @description Removes a linked provider. 409 when it is the only way left to sign in (no password and no other provider). Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         delete: operations["unlinkOAuthIdentity"];
         options?: never;
@@ -1093,14 +1097,14 @@ export interface paths {
         };
         /**
          * List usage events
-         * @description The account's usage events, newest first (model, tokens, cost, source, request id), in pages of `limit` from `offset`, optionally within start/end.
+         * @description The account's usage events, newest first (model, tokens, cost, source, request id), in pages of `limit` from `offset`, optionally within start/end. Needs a signed-in session or an API key with scope usage:read (read usage and cost reports).
          */
         get: operations["listUsageEvents"];
         put?: never;
         post?: never;
         /**
          * Delete usage history
-         * @description Deletes your usage history. Credits already used are not given back.
+         * @description Deletes your usage history. Credits already used are not given back. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
          */
         delete: operations["deleteUsageEvents"];
         options?: never;
@@ -1117,19 +1121,43 @@ export interface paths {
         };
         /**
          * Payments profile
-         * @description Whether paid billing is on for the account, which payments provider the service uses, and whether a checkout or portal session can be opened.
+         * @description Whether paid billing is on for the account, which payments provider the service uses, and whether a checkout or portal session can be opened. Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile).
          */
         get: operations["getPaymentsBillingProfile"];
         put?: never;
         /**
          * Open a checkout or portal session
-         * @description Opens a session with the payments provider (checkout to start paid billing, portal to manage it) and answers the URL to send the browser to.
+         * @description Opens a session with the payments provider (checkout to start paid billing, portal to manage it) and answers the URL to send the browser to. Needs a signed-in session or an API key with scope billing:write (start a checkout or open the payments portal).
          */
         post: operations["createPaymentsBillingSession"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/account/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Low-balance alert setting
+         * @description The low-balance threshold (credits) and whether its alert was mailed since the balance was last above it. Needs a signed-in session or an API key with scope billing:read (read the billing summary and payments profile).
+         */
+        get: operations["getAccountAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the low-balance alert
+         * @description Sets the low-balance threshold in credits (null: off). The first debit that takes the prepaid balance below it mails the account, once; a top-up back above it, or a new threshold, re-arms the alert. Needs a signed-in session or an API key with scope account:write (change privacy and alert settings, sign out everywhere, delete the account).
+         */
+        patch: operations["updateAccountAlerts"];
         trace?: never;
     };
     "/api/billing/costs": {
@@ -1143,7 +1171,7 @@ export interface paths {
         put?: never;
         /**
          * Cost of past requests
-         * @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items).
+         * @description Cost in nano-USD of the caller's own requests, by request id (a batch id covers its items). Needs a signed-in session or an API key with scope usage:read (read usage and cost reports).
          */
         post: operations["getBillingCosts"];
         delete?: never;
@@ -1185,7 +1213,7 @@ export interface paths {
         };
         /**
          * Find accounts (admin)
-         * @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance.
+         * @description Accounts whose e-mail contains `q` (case-insensitive) or whose id is `q`, with their credit balance. Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)).
          */
         get: operations["adminFindAccounts"];
         put?: never;
@@ -1205,7 +1233,7 @@ export interface paths {
         };
         /**
          * List credit adjustments (admin)
-         * @description The audited record of administrator credit grants and usage resets, newest first, optionally for one account.
+         * @description The audited record of administrator credit grants and usage resets, newest first, optionally for one account. Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)).
          */
         get: operations["adminListAdjustments"];
         put?: never;
@@ -1227,7 +1255,7 @@ export interface paths {
         put?: never;
         /**
          * Grant credits (admin)
-         * @description Adds credits to an account, audited with the reason. Idempotent by `idempotency_key`: repeating it does not grant twice (409 when the key was used for a different grant).
+         * @description Adds credits to an account, audited with the reason. Idempotent by `idempotency_key`: repeating it does not grant twice (409 when the key was used for a different grant). Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)).
          */
         post: operations["adminGrantCredits"];
         delete?: never;
@@ -1247,7 +1275,7 @@ export interface paths {
         put?: never;
         /**
          * Reset usage (admin)
-         * @description Deletes an account's usage events in a period and restores the credits they used, audited with the reason. Idempotent by `idempotency_key`.
+         * @description Deletes an account's usage events in a period and restores the credits they used, audited with the reason. Idempotent by `idempotency_key`. Needs a signed-in session or an API key with scope admin (administrator operations (and the account's administrator role)).
          */
         post: operations["adminResetUsage"];
         delete?: never;
@@ -1281,6 +1309,16 @@ export interface components {
             balance: number;
             billing_active: boolean;
         };
+        AlertSettings: {
+            /** @description Credits; null = no alert. */
+            low_balance_threshold: number | null;
+            /** @description True when the alert was mailed and the balance has not been topped up above the threshold since. */
+            low_balance_alerted: boolean;
+        };
+        AlertSettingsRequest: {
+            /** @description Mail the account once when a debit takes the prepaid balance below this many credits; null turns the alert off. */
+            low_balance_threshold: number | null;
+        };
         AnomalyOutput: {
             /** @description Index in the target of the first scored step. */
             start_index: number;
@@ -1302,11 +1340,22 @@ export interface components {
             } | null;
         };
         ApiKey: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
         };
         BillingAdjustment: {
             id: string;
@@ -1447,16 +1496,38 @@ export interface components {
             created_at: string;
         };
         CreatedApiKey: {
+            /** @description Key id (key_…), used in the key routes. */
             id: string;
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description The first characters of the secret, to recognise the key. */
             prefix: string;
             created_at: string;
             last_used_at: string | null;
+            /** @description What the key may do. */
+            scopes: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
+            expires_at: string | null;
+            allowed_models: string[] | null;
+            monthly_credit_limit: number | null;
+            rate_limit_per_minute: number | null;
+            /** @description Credits charged to calls made with this key this calendar month (UTC). */
+            spend_this_month: number;
             /** @description The secret. Shown this once only. */
             key: string;
         };
         CreateKeyRequest: {
+            /** @description Name of the key, unique among the live keys of the account. */
             label: string;
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal); admin (administrator operations (and the account's administrator role)). Cannot be changed later. */
+            scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
         };
         CrossValidationMetrics: {
             /** @description Symmetric MAPE in percent (0–200). */
@@ -1553,6 +1624,8 @@ export interface components {
             metadata?: {
                 [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         EnsembleForecastResponseBody: {
             id: string;
@@ -1597,7 +1670,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1610,7 +1683,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1724,6 +1797,8 @@ export interface components {
             metadata?: {
                 [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
+            /** @description true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged. */
+            dry_run?: boolean;
         };
         ForecastResponseBody: {
             id: string;
@@ -1957,7 +2032,7 @@ export interface components {
             /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
             status: number;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             message: string;
         };
         RegisterClientRequest: {
@@ -2257,6 +2332,18 @@ export interface components {
             regions: string[];
             time: string;
         };
+        UpdateKeyRequest: {
+            /** @description New name of the key. */
+            label?: string;
+            /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
+            expires_at?: string | null;
+            /** @description Models this key may run: ids (auto-ets) or patterns where * matches any characters (ttm-*). Applies to forecasts, every batch item and every ensemble member; others are refused with 403 key_model_not_allowed. null or absent: every model the account may use. */
+            allowed_models?: string[] | null;
+            /** @description Credits this key may spend per calendar month (UTC), counting calls in flight; a call that would pass it is refused before it runs with 402 key_budget_exceeded. null or absent: no limit of its own. */
+            monthly_credit_limit?: number | null;
+            /** @description Requests per minute for this key (a batch counts its items), on top of the account's limit; past it: 429 with retry-after. null or absent: the account's limit only. */
+            rate_limit_per_minute?: number | null;
+        };
         Usage: {
             input_tokens: number;
             output_tokens: number;
@@ -2384,6 +2471,7 @@ export interface components {
         /**
          * @description Payment required. `code` is one of:
          *     - `billing_required`: The account has too few credits for the work asked for (the price is held before the model runs). Buy credits (POST /api/account/billing/payments), or ask for less: fewer series, a shorter horizon, a cheaper model (POST /api/billing/costs prices a request).
+         *     - `key_budget_exceeded`: The API key's monthly_credit_limit would be passed by this call (credits spent this calendar month, UTC, plus what is held for calls still running). Wait for the next month, raise or clear the limit with PATCH /api/account/keys/{key_id} (signed in, or with a keys:write key), or use another key.
          */
         Error402: {
             headers: {
@@ -2399,6 +2487,7 @@ export interface components {
          *     - `no_model_access`: The account may not use this model (its plan or the operator restricts it). Choose a model your account can use (GET /api/models shows access), or ask the operator for access.
          *     - `model_access_denied`: Access to the model was refused by the operator’s policy for this account. Use another model from GET /api/models, or ask the operator.
          *     - `forbidden`: The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept). Use an account with the needed role, or a credential kind the operation lists.
+         *     - `key_model_not_allowed`: The API key's allowed_models list does not include the model asked for (in a forecast, a batch item or an ensemble member). Use one of the models the key allows, or change allowed_models with PATCH /api/account/keys/{key_id}.
          */
         Error403: {
             headers: {
@@ -2975,6 +3064,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3052,6 +3142,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3208,6 +3299,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3280,6 +3372,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3319,6 +3412,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3352,7 +3446,17 @@ export interface operations {
                      *           "label": "laptop",
                      *           "prefix": "tsfm_AbC1",
                      *           "created_at": "2026-11-02T09:31:00.000Z",
-                     *           "last_used_at": "2026-11-25T08:00:00.000Z"
+                     *           "last_used_at": "2026-11-25T08:00:00.000Z",
+                     *           "scopes": [
+                     *             "forecast",
+                     *             "usage:read",
+                     *             "billing:read"
+                     *           ],
+                     *           "expires_at": null,
+                     *           "allowed_models": null,
+                     *           "monthly_credit_limit": 5000,
+                     *           "rate_limit_per_minute": null,
+                     *           "spend_this_month": 120
                      *         }
                      *       ]
                      *     }
@@ -3402,6 +3506,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
@@ -3418,7 +3523,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success (revoke all API keys). */
+            /** @description Success (revoke every API key). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3439,6 +3544,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3449,7 +3555,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f */
+                /**
+                 * @description The key id (key_…).
+                 * @example key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f
+                 */
                 key_id: string;
             };
             cookie?: never;
@@ -3474,7 +3583,61 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    updateAccountKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key id (key_…).
+                 * @example key_0193b1f0d9e87c5a4b3f2e1d0c9b8a7f
+                 */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "nightly job",
+                 *       "monthly_credit_limit": 5000,
+                 *       "allowed_models": [
+                 *         "auto-*",
+                 *         "seasonal-naive"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Success (rename an API key or change its limits). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3689,7 +3852,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastResponseBody"];
+                    "application/json": components["schemas"]["ForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3816,7 +3979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForecastBatchResponseBody"];
+                    "application/json": components["schemas"]["ForecastBatchResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -3899,6 +4062,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3984,7 +4148,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnsembleForecastResponseBody"];
+                    "application/json": components["schemas"]["EnsembleForecastResponseBody"] | components["schemas"]["ForecastQuote"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -4435,6 +4599,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -4486,6 +4651,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -4524,6 +4690,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
@@ -4584,6 +4751,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -4629,6 +4797,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             415: components["responses"]["Error415"];
@@ -4667,6 +4836,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4703,6 +4873,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4790,6 +4961,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
@@ -4827,6 +4999,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4863,6 +5036,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
@@ -4900,6 +5074,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5536,6 +5711,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
@@ -5579,6 +5755,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -5615,6 +5792,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -5656,6 +5834,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -5696,12 +5875,95 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
+        };
+    };
+    getAccountAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (low-balance alert setting). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "low_balance_threshold": 500,
+                     *       "low_balance_alerted": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    updateAccountAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "low_balance_threshold": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlertSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success (set the low-balance alert). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "low_balance_threshold": 500,
+                     *       "low_balance_alerted": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AlertSettings"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     getBillingCosts: {
@@ -5739,6 +6001,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];

@@ -1,10 +1,35 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
+import { iso } from '../shared/clock.ts';
+import { parseScopes, type Scope } from '../shared/scopes.ts';
 import { hashSecret, SECRET_PREFIX, secretMatches } from '../shared/secrets.ts';
 import type { UserRow } from './users.ts';
 
 export type CredentialKind = 'session' | 'api_key' | 'oauth';
+
+/** An API key's scopes and limits, read with the key (docs/keys.md, ADR 0016). */
+export interface KeyPolicy {
+  scopes: Scope[];
+  /** Model ids or `*` patterns; null = every model the account may use. */
+  allowedModels: string[] | null;
+  /** Credits this key may spend per calendar month (UTC); null = no limit of its own. */
+  monthlyCreditLimit: number | null;
+  /** Requests per minute for this key, on top of the account's limit; null = the account's only. */
+  rateLimitPerMinute: number | null;
+}
+
+/** The stored allowed_models column (JSON array) as a list; null when unrestricted or unreadable. */
+export function parseAllowedModels(stored: string | null): string[] | null {
+  if (stored === null) return null;
+  try {
+    const v: unknown = JSON.parse(stored);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : null;
+  } catch {
+    // An unreadable restriction must not become "every model": allow none.
+    return [];
+  }
+}
 
 /** Who is calling, and with what. Every protected route and MCP tool receives one. */
 export interface Principal {
@@ -16,10 +41,39 @@ export interface Principal {
   /** OAuth tokens: the resource the token is bound to, and the client it was issued to. */
   audience?: string;
   oauthClientId?: string;
+  /** API keys: the key's scopes and limits. */
+  key?: KeyPolicy;
 }
 
 /** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */
 export type CredentialResolver = (db: Kysely<DB>, token: string, now: number) => Promise<Principal | null>;
+
+type KeyPolicyColumns = Pick<DB['api_keys'], 'scopes' | 'allowed_models' | 'monthly_credit_limit' | 'rate_limit_per_minute'>;
+
+function keyPolicy(row: KeyPolicyColumns): KeyPolicy {
+  return {
+    scopes: parseScopes(row.scopes),
+    allowedModels: parseAllowedModels(row.allowed_models),
+    monthlyCreditLimit: row.monthly_credit_limit === null ? null : Number(row.monthly_credit_limit),
+    rateLimitPerMinute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute),
+  };
+}
+
+/**
+ * The policy of a key for work done later in its name (scheduled runs): its limits as they are
+ * now. A key revoked or expired since allows no model at all, so nothing runs on its behalf.
+ */
+export async function keyPolicyOf(db: Kysely<DB>, keyId: string, now: number): Promise<KeyPolicy> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['scopes', 'allowed_models', 'monthly_credit_limit', 'rate_limit_per_minute', 'revoked_at', 'expires_at'])
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  if (!row) return { scopes: [], allowedModels: [], monthlyCreditLimit: null, rateLimitPerMinute: null };
+  const policy = keyPolicy(row);
+  const dead = row.revoked_at !== null || (row.expires_at !== null && Number(row.expires_at) <= now);
+  return dead ? { ...policy, scopes: [], allowedModels: [] } : policy;
+}
 
 const invalid = () => new AppError('invalid_credential', 'The credential is unknown, expired or revoked');
 
@@ -34,16 +88,43 @@ export async function resolveCredential(db: Kysely<DB>, token: string, now: numb
       .selectFrom('api_keys')
       .innerJoin('users', 'users.id', 'api_keys.user_id')
       .selectAll('users')
-      .select(['api_keys.id as key_id', 'api_keys.key_hash', 'api_keys.prefix', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+      .select([
+        'api_keys.id as key_id',
+        'api_keys.key_hash',
+        'api_keys.prefix',
+        'api_keys.revoked_at',
+        'api_keys.last_used_at',
+        'api_keys.scopes',
+        'api_keys.expires_at',
+        'api_keys.allowed_models',
+        'api_keys.monthly_credit_limit',
+        'api_keys.rate_limit_per_minute',
+      ])
       .where('api_keys.key_hash', '=', hash)
       .executeTakeFirst();
     if (!row || row.revoked_at !== null || !secretMatches(token, row.key_hash)) throw invalid();
+    if (row.expires_at !== null && Number(row.expires_at) <= now) {
+      throw new AppError('invalid_credential', `This API key expired at ${iso(Number(row.expires_at))}; create a new one`);
+    }
     // last_used_at is informational; write it at most once a minute per key.
     if (row.last_used_at === null || now - row.last_used_at > 60_000) {
       await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.key_id).execute();
     }
-    const { key_id, key_hash: _h, prefix, revoked_at: _r, last_used_at: _l, ...user } = row;
-    return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix };
+    const {
+      key_id,
+      key_hash: _h,
+      prefix,
+      revoked_at: _r,
+      last_used_at: _l,
+      scopes,
+      expires_at: _x,
+      allowed_models,
+      monthly_credit_limit,
+      rate_limit_per_minute,
+      ...user
+    } = row;
+    const key = keyPolicy({ scopes, allowed_models, monthly_credit_limit, rate_limit_per_minute });
+    return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix, key };
   }
   if (token.startsWith(SECRET_PREFIX.session)) {
     const row = await db

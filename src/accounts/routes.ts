@@ -112,7 +112,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/sign-out-everywhere', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'signOutEverywhere',
       example: { response: { ok: true, message: 'Signed out everywhere: 3 sessions and 1 OAuth tokens revoked' } },
@@ -144,7 +144,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/auth/verify-email/resend', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'resendVerificationEmail',
       example: { response: { ok: true, message: 'A new confirmation link was sent' } },
@@ -228,7 +228,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.delete('/api/account/me', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'deleteAccountMe',
       example: { response: { ok: true, message: 'Account and all its data deleted' } },
@@ -267,7 +267,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     app.route({
       method,
       url: '/api/account/privacy',
-      config: privacyRoute.config,
+      config: { ...privacyRoute.config, scope: 'account:write' as const },
       schema: {
         operationId,
         example: { request: { service_improvement_opt_in: true } },

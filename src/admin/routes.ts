@@ -59,7 +59,7 @@ const AccountMatch = z
 
 export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/admin/users', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminFindAccounts',
       example: { request: { q: 'example.com', limit: 20 } },
@@ -74,7 +74,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.get('/api/admin/billing/adjustments', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminListAdjustments',
       example: { request: { target_user_id: 'usr_0193b1f0c2d47a6e9b3f5c1d2e4f6a8b', limit: 50 } },
@@ -93,7 +93,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/admin/billing/credits', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminGrantCredits',
       example: {
@@ -111,7 +111,7 @@ export function registerAdminRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/admin/billing/usage/reset', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', scope: 'admin' },
     schema: {
       operationId: 'adminResetUsage',
       example: {

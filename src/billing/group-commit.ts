@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
 import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
 /**
@@ -92,6 +93,67 @@ export interface HoldInput {
   credits: number;
   now: number;
   ttlMs: number;
+  /** The API key of the call: its open holds count towards its monthly limit. */
+  keyId?: string | null;
+  /** Set when the key has a monthly credit limit: check it, under the key row's lock, before reserving. */
+  keyBudget?: { monthStart: number };
+}
+
+/**
+ * Locks the rows of the group's keys that have a monthly limit and reads their limits as they are
+ * now (ADR 0016). A no-op UPDATE takes the row lock (PostgreSQL: until commit, so a hold of the
+ * same key in another transaction, in this process or another, waits and then sees this one's
+ * hold; SQLite: transactions are serial anyway). Keys are locked first and in id order, before
+ * any account row, so two groups can never wait on each other in a cycle.
+ */
+async function lockKeyLimits(trx: Db, inputs: HoldInput[]): Promise<Map<string, number | null>> {
+  const ids = [...new Set(inputs.filter((h) => h.keyBudget && h.keyId).map((h) => h.keyId as string))].sort();
+  const limits = new Map<string, number | null>();
+  for (const id of ids) {
+    const key = await trx
+      .updateTable('api_keys')
+      .set({ monthly_credit_limit: sql`monthly_credit_limit` })
+      .where('id', '=', id)
+      .returning('monthly_credit_limit')
+      .executeTakeFirst();
+    limits.set(id, key?.monthly_credit_limit == null ? null : Number(key.monthly_credit_limit));
+  }
+  return limits;
+}
+
+/**
+ * A key's monthly limit, checked under the lock taken by `lockKeyLimits`: spent = this month's
+ * (UTC) usage events of the key + its open holds + what this group already held for it. Returns
+ * the refusal, or null when the call fits.
+ */
+async function keyBudgetRefusal(trx: Db, h: HoldInput, limits: Map<string, number | null>, inGroup: Map<string, number>): Promise<AppError | null> {
+  if (!h.keyId || !h.keyBudget) return null;
+  const limit = limits.get(h.keyId);
+  if (limit == null) return null;
+  const { keyId, keyBudget } = h;
+  // One statement, so one snapshot: a settle committing meanwhile turns a hold into a usage event
+  // atomically, and two statements could see it in neither (PostgreSQL's read committed).
+  const r = await trx
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('usage_events')
+        .select((e) => e.fn.sum<string | number>('credits').as('s'))
+        .where('key_id', '=', keyId)
+        .where('created_at', '>=', keyBudget.monthStart)
+        .as('used'),
+      eb
+        .selectFrom('credit_holds')
+        .select((e) => e.fn.sum<string | number>(sql`free_credits + metered_credits`).as('s'))
+        .where('key_id', '=', keyId)
+        .as('held'),
+    ])
+    .executeTakeFirst();
+  const spent = Number(r?.used ?? 0) + Number(r?.held ?? 0) + (inGroup.get(keyId) ?? 0);
+  if (spent + h.credits <= limit) return null;
+  return new AppError(
+    'key_budget_exceeded',
+    `This API key's monthly_credit_limit is ${limit} credits; ${spent} are spent or held this month (UTC) and this call costs ${h.credits} (PATCH /api/account/keys/{key_id} to raise it)`,
+  );
 }
 
 /**
@@ -117,7 +179,10 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     metered_credits: metered,
     created_at: h.now,
     expires_at: h.now + h.ttlMs,
+    key_id: h.keyId ?? null,
   });
+  const keyLimits = await lockKeyLimits(trx, inputs);
+  const keyHeld = new Map<string, number>();
   for (const [userId, idx] of byUser) {
     let total = 0;
     let now = 0;
@@ -125,13 +190,17 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
       total += inputs[i]!.credits;
       now = Math.max(now, inputs[i]!.now);
     }
-    const all = await trx
-      .updateTable('billing_accounts')
-      .set({ balance: sql`balance - ${total}`, updated_at: now })
-      .where('user_id', '=', userId)
-      .where('balance', '>=', total)
-      .executeTakeFirst();
-    if (Number(all.numUpdatedRows) === 1) {
+    // Calls of keys with a monthly limit go one by one (their limit is checked under a lock first).
+    const budgeted = idx.some((i) => inputs[i]!.keyBudget);
+    const all = budgeted
+      ? null
+      : await trx
+          .updateTable('billing_accounts')
+          .set({ balance: sql`balance - ${total}`, updated_at: now })
+          .where('user_id', '=', userId)
+          .where('balance', '>=', total)
+          .executeTakeFirst();
+    if (all && Number(all.numUpdatedRows) === 1) {
       for (const i of idx) {
         const r = row(inputs[i]!, inputs[i]!.credits, 0);
         rows.push(r);
@@ -142,9 +211,12 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
     for (const i of idx) {
       const h = inputs[i]!;
       try {
+        const refusal = await keyBudgetRefusal(trx, h, keyLimits, keyHeld);
+        if (refusal) throw refusal;
         const split = await reserveIn(trx, userId, h.credits, h.now);
         const r = row(h, split.free, split.metered);
         rows.push(r);
+        if (h.keyId) keyHeld.set(h.keyId, (keyHeld.get(h.keyId) ?? 0) + h.credits);
         out[i] = { ok: true, value: r };
       } catch (err) {
         // Refusals write nothing; anything else is a database fault and fails the group.
@@ -178,6 +250,8 @@ export interface Settled {
   costNanoUsd: number;
   /** The account's prepaid balance when the group's transaction wrote its refunds. */
   balanceAfter: number | null;
+  /** Set on the one call whose debit took the account below its low-balance threshold (mail it). */
+  lowBalance?: LowBalance;
 }
 
 async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
@@ -258,6 +332,14 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
     const o = out[i];
     if (o?.ok) o.value.balanceAfter = balances.get(hold.user_id) ?? null;
   });
+  // The low-balance alert, claimed at most once per account (guarded update), by the first call of the account in this group.
+  const debited = [...new Set(inputs.filter((_, i) => out[i]?.ok).map((x) => x.hold.user_id))];
+  const alerts = await claimLowBalanceAlerts(trx, debited, Math.max(...inputs.map((x) => x.settlement.now)));
+  for (const a of alerts) {
+    const i = inputs.findIndex((x, k) => x.hold.user_id === a.userId && out[k]?.ok);
+    const o = out[i];
+    if (o?.ok) o.value.lowBalance = a;
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type { CreditHoldsTable, DB, UsageEventsTable } from '../db/schema.ts';
 import type { ChargeRequest } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
+import { rearmLowBalanceAlert } from './alerts.ts';
 import { newId } from '../shared/ids.ts';
 
 /**
@@ -63,6 +64,7 @@ export async function grantFreeCreditsOnce(trx: Db, userId: string, freeCredits:
     .insertInto('credit_ledger')
     .values({ id: newId('cle'), user_id: userId, kind: 'grant', amount: freeCredits, metered_credits: 0, description: 'free credits', created_at: now })
     .execute();
+  await rearmLowBalanceAlert(trx, userId);
   return freeCredits;
 }
 
@@ -301,6 +303,7 @@ export async function adjustBalance(
         created_at: entry.now,
       })
       .execute();
+    if (amount > 0) await rearmLowBalanceAlert(trx, userId);
   }
   return { before: after - amount, after };
 }

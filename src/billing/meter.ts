@@ -5,7 +5,9 @@ import type { Database } from '../db/index.ts';
 import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
-import { createLedgerGroups } from './group-commit.ts';
+import { assertKeyAllowsModel, monthStartUtc } from '../keys/policy.ts';
+import type { LowBalance } from './alerts.ts';
+import { createLedgerGroups, type HoldInput } from './group-commit.ts';
 import { billingRequired, getBillingAccount, planPayment, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
@@ -13,6 +15,8 @@ export interface MeterCtx {
   clock: Clock;
   config: Config;
   catalog: Pick<Catalog, 'get'>;
+  /** Called (not awaited) after a debit took the account below its low-balance threshold. */
+  onLowBalance?: (alert: LowBalance) => Promise<void>;
 }
 
 /** The access map the catalog is built with: MODELS_BILLING_ONLY lists models reserved to billing accounts. */
@@ -29,6 +33,15 @@ export async function assertModelAccess(ctx: Pick<MeterCtx, 'database'>, princip
   }
 }
 
+/** The key of an API-key call, and its monthly budget check when the key has a limit. */
+function keyHoldFields(principal: Principal, now: number): Pick<HoldInput, 'keyId' | 'keyBudget'> {
+  if (principal.kind !== 'api_key') return {};
+  return {
+    keyId: principal.credentialId,
+    ...(principal.key?.monthlyCreditLimit != null ? { keyBudget: { monthStart: monthStartUtc(now) } } : {}),
+  };
+}
+
 /** How long a hold may stay open before the sweeper treats its process as dead. */
 export const holdTtlMs = (config: Config): number => config.inference.timeoutMs + config.billing.holdGraceMs;
 
@@ -42,6 +55,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
   const groups = createLedgerGroups(ctx.database.db);
   return {
     async checkModelAccess(principal, model) {
+      assertKeyAllowsModel(principal, model);
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
     async preview(principal, credits) {
@@ -58,6 +72,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         credits: req.credits,
         now: ctx.clock.now(),
         ttlMs: holdTtlMs(ctx.config),
+        ...keyHoldFields(req.principal, ctx.clock.now()),
       });
       let done = false;
       return {
@@ -65,7 +80,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
           if (done) return undefined;
           done = true;
           try {
-            return await groups.settle({
+            const settled = await groups.settle({
               hold: row,
               settlement: {
                 principal: req.principal,
@@ -79,6 +94,8 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
                 now: ctx.clock.now(),
               },
             });
+            if (settled.lowBalance && ctx.onLowBalance) void ctx.onLowBalance(settled.lowBalance);
+            return settled;
           } catch (err) {
             done = false; // nothing was debited: the caller's release must still give the credits back
             throw err;

@@ -25,6 +25,7 @@ export const billingOperations = [
     },
     output: BillingSummary,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'billing:read',
     errors: AUTH_ERRORS,
     spendsCredits: false,
     run: ({ deps, caller }) => billingSummary(deps, principalOf(caller)),

@@ -4,6 +4,7 @@ import { principalOf } from '../http/auth.ts';
 import { AppError } from '../shared/errors.ts';
 import { AUTH_ERRORS, errors } from '../shared/schemas.ts';
 import type { ZApp } from '../http/types.ts';
+import { AlertSettings, AlertSettingsRequest, getAlertSettings, setAlertSettings } from './alerts.ts';
 import { donePage, localPage } from './pages.ts';
 import { completeLocalSession, LOCAL_PAGE_PATH, viewLocalSession } from './providers/local.ts';
 import {
@@ -22,7 +23,7 @@ const bearer = [{ bearer: [] }];
 export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   // GET /api/account/billing (getBillingSummary) is declared in operations.ts.
   app.get('/api/account/billing/payments', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'billing:read' },
     schema: {
       operationId: 'getPaymentsBillingProfile',
       example: {
@@ -46,7 +47,7 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/account/billing/payments', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'billing:write' },
     schema: {
       operationId: 'createPaymentsBillingSession',
       example: { request: { action: 'checkout', success_url: 'http://127.0.0.1:8000/app/billing?ok=1', cancel_url: 'http://127.0.0.1:8000/app/billing' } },
@@ -61,8 +62,38 @@ export function registerBillingRoutes(app: ZApp, deps: Deps): void {
     handler: async (req) => createPaymentsSession(deps, principalOf(req), req.body),
   });
 
+  app.get('/api/account/alerts', {
+    config: { auth: 'user', scope: 'billing:read' },
+    schema: {
+      operationId: 'getAccountAlerts',
+      example: { response: { low_balance_threshold: 500, low_balance_alerted: false } },
+      tags: ['billing'],
+      summary: 'Low-balance alert setting',
+      description: 'The low-balance threshold (credits) and whether its alert was mailed since the balance was last above it.',
+      security: bearer,
+      response: { 200: AlertSettings, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => getAlertSettings(deps, principalOf(req)),
+  });
+
+  app.patch('/api/account/alerts', {
+    config: { auth: 'user', scope: 'account:write' },
+    schema: {
+      operationId: 'updateAccountAlerts',
+      example: { request: { low_balance_threshold: 500 }, response: { low_balance_threshold: 500, low_balance_alerted: false } },
+      tags: ['billing'],
+      summary: 'Set the low-balance alert',
+      description:
+        'Sets the low-balance threshold in credits (null: off). The first debit that takes the prepaid balance below it mails the account, once; a top-up back above it, or a new threshold, re-arms the alert.',
+      security: bearer,
+      body: AlertSettingsRequest,
+      response: { 200: AlertSettings, ...errors(...AUTH_ERRORS) },
+    },
+    handler: async (req) => setAlertSettings(deps, principalOf(req), req.body.low_balance_threshold),
+  });
+
   app.post('/api/billing/costs', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'usage:read' },
     schema: {
       operationId: 'getBillingCosts',
       example: { request: { requestIds: ['req_5f0c6a1e2b3d4c5e6f708192a3b4c5d6'] } },

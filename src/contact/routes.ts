@@ -39,7 +39,7 @@ export function registerContactRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.post('/api/account/invites', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'sendInvites',
       example: { request: { emails: ['grace@example.com'] } },

@@ -46,6 +46,13 @@ export interface ApiKeysTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  /** Space-separated scopes (src/shared/scopes.ts). */
+  scopes: string;
+  expires_at: number | null;
+  /** JSON array of model ids or `*` patterns; null = every model. */
+  allowed_models: string | null;
+  monthly_credit_limit: number | null;
+  rate_limit_per_minute: number | null;
 }
 
 export interface PasswordResetsTable {
@@ -148,6 +155,10 @@ export interface BillingAccountsTable {
   billing_changed_at: number | null;
   /** `created` time (ms) of the last provider event applied; older events are not applied. */
   provider_event_at: number | null;
+  /** Credits; a debit that takes the balance below it mails the account once. Null = off. */
+  low_balance_threshold: number | null;
+  /** When the alert was mailed; cleared (re-armed) when the balance is back at or above the threshold. */
+  low_balance_alerted_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -177,6 +188,8 @@ export interface CreditHoldsTable {
   metered_credits: number;
   created_at: number;
   expires_at: number;
+  /** The API key the call was made with (counts towards its monthly limit while open). */
+  key_id?: string | null;
 }
 
 export interface UsageEventsTable {

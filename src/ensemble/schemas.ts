@@ -20,6 +20,10 @@ export const EnsembleForecastRequest = z
       .describe('Backtest windows per candidate (1 to 3): more rank models less by luck; each costs one more forecast per candidate.'),
     scoring_metric: ScoringMetric.default('smape').describe('Backtest score used to rank.'),
     metadata: Metadata.nullish().describe('Echoed back (at most 8 levels deep, 16 KiB as JSON).'),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged.'),
   })
   .strict()
   .meta({ id: 'EnsembleForecastRequest' });

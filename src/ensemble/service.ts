@@ -362,13 +362,16 @@ export async function executeEnsemble(
 }
 
 /** May `principal` use `model`? The candidate filter of an ensemble (run and quote alike). */
-export function ensembleAccess(ctx: ForecastCtx, principal: Principal): (model: string) => Promise<boolean> {
+export function ensembleAccess(ctx: ForecastCtx, principal: Principal, explicitModels: boolean): (model: string) => Promise<boolean> {
   return async (model) => {
     try {
       await ctx.meter.checkModelAccess(principal, model);
       return true;
     } catch (err) {
       if (err instanceof AppError && (err.code === 'no_model_access' || err.code === 'model_access_denied')) return false;
+      // A key restricted to some models: default candidates outside them are skipped; a model
+      // listed explicitly is refused with the key's own error (403 key_model_not_allowed).
+      if (err instanceof AppError && err.code === 'key_model_not_allowed' && !explicitModels) return false;
       throw err;
     }
   };
@@ -376,7 +379,7 @@ export function ensembleAccess(ctx: ForecastCtx, principal: Principal): (model: 
 
 /** The metered ensemble: plan and price, check the budget, hold once, run, debit the actual cost once. */
 export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: EnsembleRequestT, call: CallInfo): Promise<EnsembleResponse> {
-  const plan = await planEnsemble(ctx, req, ensembleAccess(ctx, principal));
+  const plan = await planEnsemble(ctx, req, ensembleAccess(ctx, principal, Boolean(req.models)));
   const hold = await ctx.meter.hold({
     principal,
     requestId: call.requestId,

@@ -30,6 +30,11 @@ export function planBatch(ctx: ForecastCtx, requests: unknown[], reportItemError
     try {
       const parsed = ForecastRequest.safeParse(raw);
       if (!parsed.success) throw new ValidationFailure(zodIssues(parsed.error.issues, raw));
+      if (parsed.data.dry_run !== undefined) {
+        throw new ValidationFailure([
+          { path: ['dry_run'], msg: 'dry_run applies to the whole batch: set it beside requests, not on an item', type: 'value_error' },
+        ]);
+      }
       return { plan: planForecast(ctx, parsed.data) };
     } catch (err) {
       return { error: reportItemError(err, k) };

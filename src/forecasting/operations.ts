@@ -6,6 +6,7 @@ import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, Forec
 import { planForecast, runForecast, runPlanned } from './service.ts';
 import { serialiseJson, type JsonChunks } from '../shared/json.ts';
 import { idempotent } from '../idempotency/operation.ts';
+import { withDryRun } from './dry-run.ts';
 import { ForecastQuote, ForecastQuoteRequest, quoteCall, quoteSummary, type ForecastQuoteT } from './quote.ts';
 
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
@@ -31,69 +32,77 @@ const QUOTE_EXAMPLE = {
 
 export const forecastOperations = [
   idempotent(
-    defineOperation({
-      id: 'forecast',
-      method: 'POST',
-      path: '/v1/forecast',
-      tags: ['forecasting'],
-      summary: 'Forecast time series',
-      description:
-        'Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, ' +
-        'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
-      input: ForecastRequest,
-      output: ForecastResponseBody,
-      auth: ANY_CREDENTIAL,
-      errors: FORECAST_ERRORS,
-      spendsCredits: true,
-      example: { request: FORECAST_EXAMPLE },
-      mcpExample: JSON.stringify(FORECAST_EXAMPLE),
-      run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
-      runSerialised: ({ deps, caller, input }) => runPlanned(deps, principalOf(caller), planForecast(deps, input), callInfo(caller), serialiseJson),
-      summarize: (r) => forecastSummary(r as ForecastResponse),
-    }),
+    withDryRun(
+      defineOperation({
+        id: 'forecast',
+        method: 'POST',
+        path: '/v1/forecast',
+        tags: ['forecasting'],
+        summary: 'Forecast time series',
+        description:
+          'Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, ' +
+          'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
+        input: ForecastRequest,
+        output: ForecastResponseBody,
+        auth: ANY_CREDENTIAL,
+        scope: 'forecast',
+        errors: FORECAST_ERRORS,
+        spendsCredits: true,
+        example: { request: FORECAST_EXAMPLE },
+        mcpExample: JSON.stringify(FORECAST_EXAMPLE),
+        run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
+        runSerialised: ({ deps, caller, input }) => runPlanned(deps, principalOf(caller), planForecast(deps, input), callInfo(caller), serialiseJson),
+        summarize: (r) => forecastSummary(r as ForecastResponse),
+      }),
+      'forecast',
+    ),
   ),
   idempotent(
-    defineOperation({
-      id: 'forecastBatch',
-      method: 'POST',
-      path: '/v1/forecast/batch',
-      tags: ['forecasting'],
-      summary: 'Forecast a batch of requests',
-      description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
-      input: ForecastBatchRequest,
-      example: { request: { requests: [FORECAST_EXAMPLE, { ...FORECAST_EXAMPLE, model: 'seasonal-naive' }] } },
-      // For MCP the items are typed (a tool's input schema is all a model sees of them).
-      mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
-      output: ForecastBatchResponseBody,
-      auth: ANY_CREDENTIAL,
-      errors: FORECAST_ERRORS,
-      points: batchPoints,
-      spendsCredits: true,
-      restSource: 'batch',
-      run: ({ deps, caller, input }) => runBatch(deps, principalOf(caller), input.requests, callInfo(caller), (err, id) => caller.reportError(err, id)),
-      runSerialised: async ({ deps, caller, input }) => {
-        const out = await runBatch<JsonChunks>(
-          deps,
-          principalOf(caller),
-          input.requests,
-          callInfo(caller),
-          (err, id) => caller.reportError(err, id),
-          serialiseJson,
-        );
-        const chunks: string[] = ['{"object":"list","data":['];
-        out.data.forEach((item, k) => {
-          if (k > 0) chunks.push(',');
-          if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
-          else chunks.push(JSON.stringify(item));
-        });
-        chunks.push(']}');
-        return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
-      },
-      summarize: (r) => {
-        const failed = r.data.filter((d) => !d.ok).length;
-        return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;
-      },
-    }),
+    withDryRun(
+      defineOperation({
+        id: 'forecastBatch',
+        method: 'POST',
+        path: '/v1/forecast/batch',
+        tags: ['forecasting'],
+        summary: 'Forecast a batch of requests',
+        description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
+        input: ForecastBatchRequest,
+        example: { request: { requests: [FORECAST_EXAMPLE, { ...FORECAST_EXAMPLE, model: 'seasonal-naive' }] } },
+        // For MCP the items are typed (a tool's input schema is all a model sees of them).
+        mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
+        output: ForecastBatchResponseBody,
+        auth: ANY_CREDENTIAL,
+        scope: 'forecast',
+        errors: FORECAST_ERRORS,
+        points: batchPoints,
+        spendsCredits: true,
+        restSource: 'batch',
+        run: ({ deps, caller, input }) => runBatch(deps, principalOf(caller), input.requests, callInfo(caller), (err, id) => caller.reportError(err, id)),
+        runSerialised: async ({ deps, caller, input }) => {
+          const out = await runBatch<JsonChunks>(
+            deps,
+            principalOf(caller),
+            input.requests,
+            callInfo(caller),
+            (err, id) => caller.reportError(err, id),
+            serialiseJson,
+          );
+          const chunks: string[] = ['{"object":"list","data":['];
+          out.data.forEach((item, k) => {
+            if (k > 0) chunks.push(',');
+            if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
+            else chunks.push(JSON.stringify(item));
+          });
+          chunks.push(']}');
+          return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
+        },
+        summarize: (r) => {
+          const failed = r.data.filter((d) => !d.ok).length;
+          return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;
+        },
+      }),
+      'forecastBatch',
+    ),
   ),
   defineOperation({
     id: 'quoteForecast',
@@ -107,6 +116,7 @@ export const forecastOperations = [
     input: ForecastQuoteRequest,
     output: ForecastQuote,
     auth: ANY_CREDENTIAL,
+    scope: 'forecast',
     errors: AUTH_ERRORS,
     spendsCredits: false,
     example: { request: QUOTE_EXAMPLE },

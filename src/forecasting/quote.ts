@@ -127,7 +127,8 @@ export async function quoteCall(
         credits += p.plan.credits;
       }
     } else {
-      const plan = await planEnsemble(ctx, parseAs(EnsembleForecastRequest, request, prefix), ensembleAccess(ctx, principal));
+      const ensemble = parseAs(EnsembleForecastRequest, request, prefix);
+      const plan = await planEnsemble(ctx, ensemble, ensembleAccess(ctx, principal, Boolean(ensemble.models)));
       usage = plan.usage;
       credits = plan.totalCredits;
     }

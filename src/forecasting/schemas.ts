@@ -77,6 +77,10 @@ export const ForecastRequest = z
     inputs: z.array(ForecastInput).min(1).describe('One entry per series.'),
     parameters: ForecastParameters.nullish().describe('Horizon, frequency, quantile levels, samples.'),
     metadata: Metadata.nullish().describe(`Echoed back in the response. At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged.'),
   })
   .strict()
   .meta({ id: 'ForecastRequest' });
@@ -132,6 +136,10 @@ export const ForecastBatchRequest = z
   .object({
     // Items are validated one by one, so one bad item fails alone.
     requests: z.array(z.unknown()).min(1).describe(`Array of ForecastRequest (at most ${LIMITS.maxBatch}).`),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('true: validate and price only; the answer is a ForecastQuote (as POST /v1/forecast/quote) and nothing runs or is charged.'),
   })
   .meta({ id: 'ForecastBatchRequest' });
 

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resolveCredential, type Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
+import { ErrorBody } from '../shared/schemas.ts';
+import { requireScope, SCOPES, type Scope } from '../shared/scopes.ts';
 
 import { SESSION_COOKIE } from './cookies.ts';
 
@@ -15,6 +17,11 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** OAuth access tokens are bound to the MCP resource; only routes that set this accept them. */
     acceptsOAuthTokens?: boolean;
+    /**
+     * The scope an API key (or OAuth token) needs for this route; sessions hold every scope
+     * (least privilege, ADR 0016). Declared operations set it from their declaration.
+     */
+    scope?: Scope;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -35,6 +42,18 @@ export function credentialFrom(req: FastifyRequest): string | null {
 
 export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('principal', null);
+  // A route's scope reaches the OpenAPI document here, once: its 403 and a sentence saying who may call it.
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (!scope) return;
+    const schema = route.schema ?? {};
+    const note = `Needs a signed-in session or an API key with scope ${scope} (${SCOPES[scope]}).`;
+    route.schema = {
+      ...schema,
+      description: schema.description ? `${schema.description} ${note}` : note,
+      response: { ...(schema.response as Record<number, unknown> | undefined), 403: ErrorBody },
+    };
+  });
   app.addHook('preValidation', async (req) => {
     const mode = req.routeOptions.config.auth ?? 'public';
     if (mode === 'public') return;
@@ -51,6 +70,8 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
     if (mode === 'admin' && req.principal.user.role !== 'admin') {
       throw new AppError('forbidden', 'This operation needs the administrator role');
     }
+    const scope = req.routeOptions.config.scope;
+    if (scope) requireScope(req.principal, scope);
   });
 }
 

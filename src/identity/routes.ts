@@ -114,7 +114,7 @@ export function registerIdentityRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.delete('/api/account/oauth/identities/:provider', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'unlinkOAuthIdentity',
       example: { request: { provider: 'github' } },

@@ -8,6 +8,7 @@ import type { Deps } from '../deps-types.ts';
 import { spendPoints } from '../ratelimit/limiter.ts';
 import { AppError, type ErrorReport, reportError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
+import { requireScope } from '../shared/scopes.ts';
 import { Receipt } from '../shared/receipt.ts';
 import { IdempotencyKey } from '../shared/schemas.ts';
 
@@ -117,7 +118,8 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
           if (op.auth !== 'public' && !op.auth.includes(c.principal.kind)) {
             throw new AppError('forbidden', `${op.id} does not accept ${c.principal.kind} credentials`);
           }
-          await spendPoints(deps.rateLimiter, c.principal.user.id, pointsOf(op, args));
+          if (op.scope) requireScope(c.principal, op.scope);
+          await spendPoints(deps.rateLimiter, c.principal, pointsOf(op, args));
           const { idempotency_key: key, ...input } = args as Record<string, unknown>;
           const receipt = new Receipt();
           const caller: Caller = {

@@ -66,6 +66,14 @@ export function instrumentRateLimiter(limiter: RateLimiter, metrics: Metrics): R
     if (!d.allowed) metrics.rateLimitRefusals.inc({ scope: 'account' });
     return d;
   };
+  const consumeKey = limiter.consumeKey?.bind(limiter);
+  if (consumeKey) {
+    wrapped.consumeKey = async (keyId, limit, points) => {
+      const d = await consumeKey(keyId, limit, points);
+      if (!d.allowed) metrics.rateLimitRefusals.inc({ scope: 'key' });
+      return d;
+    };
+  }
   wrapped.consumeAuth = async (route, clientAddress) => {
     const d = await limiter.consumeAuth(route, clientAddress);
     if (!d.allowed) metrics.rateLimitRefusals.inc({ scope: 'address' });

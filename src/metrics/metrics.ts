@@ -81,7 +81,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     }),
     rateLimitRefusals: new Counter({
       name: 'tsfm_rate_limit_refusals_total',
-      help: 'Requests refused with 429, by scope (account, address)',
+      help: 'Requests refused with 429, by scope (account, key, address)',
       labelNames: ['scope'] as const,
       registers: [registry],
     }),

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
-import { refuse, type RateDecision } from './limiter.ts';
+import { consumeFor, refuse, type RateDecision } from './limiter.ts';
 
 /**
  * Routes limited per client address (AUTH_RATE_LIMIT_PER_MINUTE each), against brute force,
@@ -57,8 +57,8 @@ export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'ra
     if (!req.principal) return;
     const points = req.routeOptions.config.points?.(req) ?? 1;
     if (points <= 0) return;
-    const d = await deps.rateLimiter.consume(req.principal.user.id, points);
-    applyHeaders(reply, d);
-    if (!d.allowed) throw refuse(d, 'requests for this account');
+    const { decision, what } = await consumeFor(deps.rateLimiter, req.principal, points);
+    applyHeaders(reply, decision);
+    if (!decision.allowed) throw refuse(decision, what);
   });
 }

@@ -23,6 +23,11 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts `points` requests against the account (a batch of n items counts n). */
   consume(accountId: string, points?: number): Promise<RateDecision>;
+  /**
+   * Counts `points` against one API key with its own `limit` per minute (the key's
+   * rate_limit_per_minute, on top of the account's limit; ADR 0016). Optional for test doubles.
+   */
+  consumeKey?(keyId: string, limit: number, points?: number): Promise<RateDecision>;
   /** Brute-force guard for login, register and forgot-password, per client address. */
   consumeAuth(route: string, clientAddress: string): Promise<RateDecision>;
   readonly backend: 'memory' | 'redis';
@@ -38,11 +43,37 @@ export function refuse(d: RateDecision, what: string): AppError {
   });
 }
 
-/** Counts `points` against the account outside HTTP hooks (MCP tool calls); throws the 429 when refused. */
-export async function spendPoints(limiter: Pick<RateLimiter, 'consume'>, accountId: string, points: number): Promise<RateDecision> {
-  const d = await limiter.consume(accountId, points);
-  if (!d.allowed) throw refuse(d, 'requests for this account');
-  return d;
+/** The part of a principal the limits need (structural: this module imports no feature). */
+export interface LimitedCaller {
+  user: { id: string };
+  kind: string;
+  credentialId: string;
+  key?: { rateLimitPerMinute: number | null };
+}
+
+/**
+ * Counts `points` against the caller's account and, for an API key with rate_limit_per_minute,
+ * against the key too. Returns the decision to report in headers (the refused one, else the one
+ * with fewer requests left) and what it limits; the caller throws `refuse` when not allowed.
+ */
+export async function consumeFor(
+  limiter: Pick<RateLimiter, 'consume' | 'consumeKey'>,
+  caller: LimitedCaller,
+  points: number,
+): Promise<{ decision: RateDecision; what: string }> {
+  const account = await limiter.consume(caller.user.id, points);
+  const perKey = caller.kind === 'api_key' ? caller.key?.rateLimitPerMinute : null;
+  if (!account.allowed || perKey == null || !limiter.consumeKey) return { decision: account, what: 'requests for this account' };
+  const key = await limiter.consumeKey(caller.credentialId, perKey, points);
+  if (!key.allowed || key.remaining < account.remaining) return { decision: key, what: 'requests for this API key (its rate_limit_per_minute)' };
+  return { decision: account, what: 'requests for this account' };
+}
+
+/** Counts `points` outside HTTP hooks (MCP tool calls), account and key; throws the 429 when refused. */
+export async function spendPoints(limiter: Pick<RateLimiter, 'consume' | 'consumeKey'>, caller: LimitedCaller, points: number): Promise<RateDecision> {
+  const { decision, what } = await consumeFor(limiter, caller, points);
+  if (!decision.allowed) throw refuse(decision, what);
+  return decision;
 }
 
 export interface RateLimiterSettings {
@@ -72,6 +103,8 @@ export function createRateLimiter(settings: RateLimiterSettings, limitFor: (acco
     redis.on('error', () => undefined);
   }
   const accounts = make('acct', ceiling);
+  // Keys' own limits go up to MAX_KEY_RATE_PER_MINUTE; each key's limit is applied on top.
+  const keys = make('key', 1_000_000);
   const auth = make('auth', settings.authPerMinute);
 
   const decide = async (limiter: RateLimiterAbstract, key: string, points: number, limit: number): Promise<RateDecision> => {
@@ -98,6 +131,9 @@ export function createRateLimiter(settings: RateLimiterSettings, limitFor: (acco
     async consume(accountId, points = 1) {
       const limit = await limitFor(accountId);
       return decide(accounts, accountId, Math.max(1, Math.floor(points)), limit);
+    },
+    consumeKey(keyId, limit, points = 1) {
+      return decide(keys, keyId, Math.max(1, Math.floor(points)), limit);
     },
     consumeAuth(route, clientAddress) {
       return decide(auth, `${route}:${clientAddress}`, 1, settings.authPerMinute);

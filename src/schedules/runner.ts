@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Selectable } from 'kysely';
-import type { Principal } from '../accounts/credentials.ts';
+import { keyPolicyOf, type Principal } from '../accounts/credentials.ts';
 import type { DB, ScheduleRunsTable, SchedulesTable } from '../db/schema.ts';
 import type { Deps } from '../deps-types.ts';
 import { ForecastRequest } from '../forecasting/schemas.ts';
@@ -136,6 +136,8 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       return;
     }
     const principal: Principal = { user, kind: schedule.credential_kind, credentialId: schedule.credential_id };
+    // A schedule made with an API key runs within that key's limits as they are now (docs/keys.md).
+    if (principal.kind === 'api_key') principal.key = await keyPolicyOf(db, principal.credentialId, deps.clock.now());
     try {
       let payload = run.payload;
       if (payload === null) {
@@ -158,7 +160,7 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
 
   /** Source → ingest → the metered forecast path of POST /v1/forecast, as the owner; the webhook body. */
   async function forecastPayload(schedule: ScheduleRow, run: RunRow, principal: Principal): Promise<string> {
-    await spendPoints(deps.rateLimiter, principal.user.id, 1);
+    await spendPoints(deps.rateLimiter, principal, 1);
     const options = IngestOptions.parse(JSON.parse(schedule.ingest_json));
     const text = await fetchSource(deps, schedule.source_url, 'source_url');
     const ingested = await ingestText(deps, text, options, 'source_url');

@@ -20,6 +20,7 @@ export const seriesOperations = [
     input: SeriesIngestRequest,
     output: SeriesIngestResponse,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'forecast',
     errors: [...AUTH_ERRORS, 413, 415, 502, 504],
     points: ingestPoints,
     spendsCredits: false,

@@ -14,9 +14,11 @@ export const ERROR_STATUS = {
   invalid_credential: 401,
   invalid_credentials: 401,
   billing_required: 402,
+  key_budget_exceeded: 402,
   no_model_access: 403,
   model_access_denied: 403,
   forbidden: 403,
+  key_model_not_allowed: 403,
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,
@@ -68,6 +70,15 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
   invalid_credentials: {
     cause: 'The e-mail address and password do not match an account.',
     fix: 'Check both, or reset the password with POST /api/auth/forgot-password.',
+  },
+  key_budget_exceeded: {
+    cause:
+      "The API key's monthly_credit_limit would be passed by this call (credits spent this calendar month, UTC, plus what is held for calls still running).",
+    fix: 'Wait for the next month, raise or clear the limit with PATCH /api/account/keys/{key_id} (signed in, or with a keys:write key), or use another key.',
+  },
+  key_model_not_allowed: {
+    cause: "The API key's allowed_models list does not include the model asked for (in a forecast, a batch item or an ensemble member).",
+    fix: 'Use one of the models the key allows, or change allowed_models with PATCH /api/account/keys/{key_id}.',
   },
   billing_required: {
     cause: 'The account has too few credits for the work asked for (the price is held before the model runs).',

@@ -5,6 +5,7 @@ import type { UsageSource } from '../forecasting/metering.ts';
 import type { Receipt } from './receipt.ts';
 import { AppError, type ErrorReport } from './errors.ts';
 import type { JsonChunks } from './json.ts';
+import type { Scope } from './scopes.ts';
 
 /** The credential kinds an operation accepts (every boundary also has its own rules on top). */
 export type CredentialKind = Principal['kind'];
@@ -76,6 +77,11 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   auth: 'public' | readonly CredentialKind[];
   /** A public operation that reads the credential of the call when one is sent (OpenAPI: bearer or none). */
   readsCredential?: boolean;
+  /**
+   * The scope an API key or OAuth token needs (sessions hold every scope; ADR 0016). Checked by
+   * both boundaries before the call: the REST auth hook and the MCP adapter.
+   */
+  scope?: Scope;
   /** REST error statuses for the OpenAPI document (200 is the output). */
   errors: readonly number[];
   /**

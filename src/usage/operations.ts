@@ -15,6 +15,7 @@ export const usageOperations = [
     example: { request: { start: '2026-11-01T00:00:00Z', end: '2026-12-01T00:00:00Z' } },
     output: UsageSummary,
     auth: ['session', 'api_key', 'oauth'],
+    scope: 'usage:read',
     errors: AUTH_ERRORS,
     spendsCredits: false,
     run: ({ deps, caller, input }) => usageSummary(deps, principalOf(caller), input),

@@ -8,7 +8,7 @@ import { deleteUsage, listUsage } from './service.ts';
 
 export function registerUsageRoutes(app: ZApp, deps: Deps): void {
   app.get('/api/account/usage', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'usage:read' },
     schema: {
       operationId: 'listUsageEvents',
       example: { request: { limit: 100, offset: 0, start: '2026-11-01T00:00:00Z' } },
@@ -31,7 +31,7 @@ export function registerUsageRoutes(app: ZApp, deps: Deps): void {
   });
 
   app.delete('/api/account/usage', {
-    config: { auth: 'user' },
+    config: { auth: 'user', scope: 'account:write' },
     schema: {
       operationId: 'deleteUsageEvents',
       example: { response: { deleted: 128 } },

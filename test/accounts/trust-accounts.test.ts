@@ -123,7 +123,8 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
   test('#12.7 "sign out everywhere" revokes sessions; DELETE /api/account/keys revokes every key', async () => {
     const u = await registerUser(t);
     const other = await call(t, 'POST', '/api/auth/login', { body: { email: u.email, password: u.password } });
-    const k1 = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'a' } });
+    // Revoking keys needs a session or a key with scope keys:write (least privilege, ADR 0016).
+    const k1 = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'a', scopes: ['forecast', 'keys:write'] } });
     const k2 = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'b' } });
     const out = await call(t, 'POST', '/api/auth/sign-out-everywhere', { token: u.token });
     assert.equal(out.status, 200, out.text);
@@ -131,6 +132,7 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
     assert.equal((await call(t, 'GET', '/api/account/me', { token: other.body.token })).status, 401);
     // API keys survive (documented), until revoked all at once.
     assert.equal((await call(t, 'GET', '/api/account/me', { token: k1.body.key })).status, 200);
+    assert.equal((await call(t, 'DELETE', '/api/account/keys', { token: k2.body.key })).status, 403, 'a default key may not');
     const all = await call(t, 'DELETE', '/api/account/keys', { token: k1.body.key });
     assert.equal(all.status, 200, all.text);
     assert.equal(all.body.revoked, 2);

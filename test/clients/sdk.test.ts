@@ -121,6 +121,13 @@ describe('TypeScript SDK against the real server', () => {
     assert.ok((await owner.keys.list()).some((k) => k.id === created.id));
     const viaKey = new TsfmClient({ baseUrl: t.baseUrl, apiKey: created.key });
     assert.equal((await viaKey.whoami()).auth_type, 'api_key');
+    // Limits at creation and by update; a default key may not manage keys (403, a TsfmError).
+    const limited = await owner.keys.create('limited', { allowed_models: ['echo-*'], rate_limit_per_minute: 10 });
+    assert.deepEqual(limited.allowed_models, ['echo-*']);
+    const changed = await owner.keys.update(limited.id, { label: 'renamed', rate_limit_per_minute: null });
+    assert.equal(changed.label, 'renamed');
+    assert.equal(changed.rate_limit_per_minute, null);
+    await assert.rejects(viaKey.keys.create('escalate'), (e: unknown) => e instanceof TsfmError && e.status === 403 && /keys:write/.test(e.message));
     await owner.keys.revoke(created.id);
     await assert.rejects(viaKey.whoami(), AuthenticationError);
     await assert.rejects(

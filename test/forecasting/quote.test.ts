@@ -80,4 +80,33 @@ describe(`POST /v1/forecast/quote (${DB_KIND})`, () => {
     assert.equal(unknownOp.status, 422);
     assert.equal((await booksOf(t, u.id)).debits, 0);
   });
+
+  test('dry_run: true on the three routes answers the quote; nothing runs, nothing is charged, no key is claimed', async () => {
+    const u = await registerUser(t);
+    const jobs = engine.jobs.length;
+    const f = await call(t, 'POST', '/v1/forecast', { token: u.token, body: { ...BIG, dry_run: true }, headers: { 'idempotency-key': 'dry-1' } });
+    assert.equal(f.status, 200, f.text);
+    expectSchema(ForecastQuote, f.body);
+    const q = await quote(u.token, { request: BIG });
+    assert.equal(f.body.credits, q.body.credits);
+    assert.equal(f.headers['x-credits-charged'], '0');
+    const b = await call(t, 'POST', '/v1/forecast/batch', { token: u.token, body: { requests: [BIG, ONE_CREDIT], dry_run: true } });
+    assert.equal(b.status, 200, b.text);
+    assert.equal(b.body.object, 'forecast_quote');
+    assert.equal(b.body.items.length, 2);
+    const e = await call(t, 'POST', '/v1/forecast/ensemble', { token: u.token, body: { ...ENSEMBLE, dry_run: true } });
+    assert.equal(e.status, 200, e.text);
+    assert.equal(e.body.operation, 'forecastEnsemble');
+    assert.equal(engine.jobs.length, jobs, 'nothing ran');
+    assert.equal((await booksOf(t, u.id)).debits, 0);
+    // An item may not carry dry_run (it would be ignored and charged): it fails alone, uncharged.
+    const item = await call(t, 'POST', '/v1/forecast/batch', { token: u.token, body: { requests: [{ ...ONE_CREDIT, dry_run: true }] } });
+    assert.equal(item.body.data[0].ok, false);
+    assert.equal(item.body.data[0].error.status, 422);
+    assert.equal((await booksOf(t, u.id)).debits, 0);
+    // The dry run did not claim the key: the same key without dry_run runs for real.
+    const real = await call(t, 'POST', '/v1/forecast', { token: u.token, body: BIG, headers: { 'idempotency-key': 'dry-1' } });
+    assert.equal(real.body.object, 'forecast');
+    assert.equal(Number(real.headers['x-credits-charged']), q.body.credits);
+  });
 });

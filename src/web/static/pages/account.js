@@ -16,6 +16,22 @@ function useLoad(path, version = 0) {
   return state;
 }
 
+const DEFAULT_SCOPES = ['forecast', 'usage:read', 'billing:read'];
+
+/** A key's scopes beyond the default and its limits, in a few words (docs/keys.md). */
+function keyLimits(k) {
+  const parts = [];
+  const extra = (k.scopes ?? []).filter((s) => !DEFAULT_SCOPES.includes(s));
+  const missing = DEFAULT_SCOPES.filter((s) => k.scopes && !k.scopes.includes(s));
+  if (extra.length > 0) parts.push(`+${extra.join(' +')}`);
+  if (missing.length > 0) parts.push(`no ${missing.join(', ')}`);
+  if (k.monthly_credit_limit != null) parts.push(`≤ ${fmt.int(k.monthly_credit_limit)} credits/month`);
+  if (k.rate_limit_per_minute != null) parts.push(`${fmt.int(k.rate_limit_per_minute)}/min`);
+  if (k.allowed_models) parts.push(`models: ${k.allowed_models.join(', ')}`);
+  if (k.expires_at) parts.push(`expires ${fmt.date(k.expires_at)}`);
+  return parts.length > 0 ? parts.join('; ') : '—';
+}
+
 function KeysSection() {
   const [version, setVersion] = useState(0);
   const [list, loadError] = useLoad('/api/account/keys', version);
@@ -57,9 +73,10 @@ function KeysSection() {
     <div class="table-wrap" tabindex="0" role="region" aria-label="API keys">
       <table>
         <caption>${list ? `${list.keys.length} key${list.keys.length === 1 ? '' : 's'}` : 'Loading…'}</caption>
-        <thead><tr><th scope="col">label</th><th scope="col">key</th><th scope="col">created</th><th scope="col">last used</th><th scope="col"><span class="sr-only">action</span></th></tr></thead>
+        <thead><tr><th scope="col">label</th><th scope="col">key</th><th scope="col">created</th><th scope="col">last used</th><th scope="col">credits this month</th><th scope="col">limits</th><th scope="col"><span class="sr-only">action</span></th></tr></thead>
         <tbody>${(list?.keys ?? []).map(
           (k) => html`<tr><td>${k.label}</td><td class="mono">${k.prefix}…</td><td>${fmt.date(k.created_at)}</td><td>${fmt.date(k.last_used_at)}</td>
+            <td>${fmt.int(k.spend_this_month ?? 0)}</td><td>${keyLimits(k)}</td>
             <td><button type="button" class="danger" onClick=${() => revoke(k)} aria-label=${`Revoke ${k.label}`}>Revoke</button></td></tr>`,
         )}</tbody>
       </table>
