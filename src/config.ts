@@ -86,6 +86,9 @@ const envSchema = z.object({
   INVITES_PER_DAY: intFrom(50, 0, 1_000_000),
   CREDIT_PRICE_NANO_USD: intFrom(100_000, 0, 1_000_000_000_000),
   BILLING_HOLD_GRACE_MS: intFrom(60_000, 0, 86_400_000),
+  IDEMPOTENCY_TTL_HOURS: intFrom(24, 1, 24 * 30),
+  IDEMPOTENCY_WAIT_MS: intFrom(5000, 0, 60_000),
+  IDEMPOTENCY_MAX_BODY_BYTES: intFrom(8 * 1024 * 1024, 0, 256 * 1024 * 1024),
   MODELS_BILLING_ONLY: csv,
   PAYMENTS_PROVIDER: z.enum(['none', 'local', 'stripe']).default('none'),
   PAYMENTS_LOCAL_ALLOW_HTTPS: z.enum(['true', 'false']).default('false'),
@@ -208,6 +211,15 @@ export type Config = {
     stripe: { secretKey: string; webhookSecret: string; priceId: string; meterEventName: string; apiBase: string | null } | null;
   };
   rateLimit: { freePerMinute: number; billingPerMinute: number; authPerMinute: number; redisUrl: string | null };
+  /** Idempotency-Key on the forecast operations (docs/idempotency.md). */
+  idempotency: {
+    /** How long a stored answer is replayed (IDEMPOTENCY_TTL_HOURS, default 24 h). */
+    ttlMs: number;
+    /** How long a repeat waits for the first call still running before 409 idempotency_in_progress. */
+    waitMs: number;
+    /** Answers larger than this are not stored (a replay then says so, 409 conflict); the call is charged once either way. */
+    maxBodyBytes: number;
+  };
   /** gateway: the whole service; inference: only the engine's models over OIP v2 (docs/remote-inference.md). */
   role: 'gateway' | 'inference';
   /** Models the gateway runs on remote inference nodes, and fallback chains. */
@@ -375,6 +387,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       redisUrl: e.REDIS_URL ?? null,
     },
+    idempotency: { ttlMs: e.IDEMPOTENCY_TTL_HOURS * 3600_000, waitMs: e.IDEMPOTENCY_WAIT_MS, maxBodyBytes: e.IDEMPOTENCY_MAX_BODY_BYTES },
     metrics: { enabled: e.METRICS === 'on', token: e.METRICS_TOKEN ?? null },
     role: e.ROLE,
     remote: {

@@ -18,6 +18,7 @@ import { mcpResource } from './oauth/endpoints.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { instrumentEngine, instrumentMeter, instrumentRateLimiter } from './metrics/instrument.ts';
 import { oauthAccessTokenResolver } from './oauth/resolver.ts';
+import { startIdempotencySweeper } from './idempotency/operation.ts';
 import { createFetcher } from './outbound/fetcher.ts';
 import { createScheduler, type Scheduler } from './schedules/runner.ts';
 
@@ -77,6 +78,7 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
       }).stop,
     );
     stops.push(startUsageReporter({ database, clock, config, payments }, log('metered usage report')).stop);
+    stops.push(startIdempotencySweeper({ database, clock }, log('idempotency key sweep')).stop);
     if (config.schedules.scheduler) {
       // Every replica runs the loop; runs are claimed in the database (ADR 0020).
       scheduler = createScheduler(deps, { log: (what, err) => log(what)(err) });

@@ -408,6 +408,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/forecast/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a forecast without running it
+         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.
+         */
+        post: operations["quoteForecast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/forecast/ensemble": {
         parameters: {
             query?: never;
@@ -1098,7 +1118,7 @@ export interface components {
         ErrorResponseBodyInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1215,7 +1235,7 @@ export interface components {
         ForecastBatchItemErrorInput: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1613,6 +1633,52 @@ export interface components {
             ranked_results: components["schemas"]["EnsembleModelResultBodyInput"][];
             ensemble_result: components["schemas"]["ForecastResponseBodyInput"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBodyInput"];
+        };
+        ForecastQuoteRequestInput: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation?: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusalInput: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuoteInput: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["UsageInput"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusalInput"] | null;
+            }[] | null;
         };
         UsageEventInput: {
             id: string;
@@ -2026,7 +2092,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -2143,7 +2209,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -2545,6 +2611,52 @@ export interface components {
             ranked_results: components["schemas"]["EnsembleModelResultBody"][];
             ensemble_result: components["schemas"]["ForecastResponseBody"];
             ensemble_metadata: components["schemas"]["EnsembleMetadataBody"];
+        };
+        ForecastQuoteRequest: {
+            /**
+             * @description The call to price: forecast (POST /v1/forecast, default), forecastBatch (/v1/forecast/batch) or forecastEnsemble (/v1/forecast/ensemble).
+             * @default forecast
+             * @enum {string}
+             */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description The body you would send to that operation; it is validated as the operation validates it (422 under 'request'). */
+            request: {
+                [key: string]: unknown;
+            };
+        };
+        QuoteRefusal: {
+            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            status: number;
+            /** @enum {string} */
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "no_model_access" | "model_access_denied" | "forbidden" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            message: string;
+        };
+        ForecastQuote: {
+            /** @constant */
+            object: "forecast_quote";
+            /** @enum {string} */
+            operation: "forecast" | "forecastBatch" | "forecastEnsemble";
+            /** @description Tokens the call would use (an ensemble: every backtest and final forecast). */
+            usage: components["schemas"]["Usage"];
+            /** @description Credits the call would be charged (an ensemble: at most this; a failing candidate is not charged). */
+            credits: number;
+            /** @description The same in nano-USD. */
+            cost_nano_usd: number;
+            /** @description Which balance would pay; null when the call would be refused. */
+            balance_source: ("free" | "metered" | "free_and_metered") | null;
+            /** @description Part paid from prepaid (free) credits. */
+            free_credits: number;
+            /** @description Part billed through metered billing. */
+            metered_credits: number;
+            /** @description Prepaid credits on the account now. */
+            credits_available: number | null;
+            /** @description The refusal the call would get now, or null. */
+            would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            /** @description forecastBatch: each item (an item fails alone); null otherwise. */
+            items: {
+                credits: number;
+                would_refuse: components["schemas"]["QuoteRefusal"] | null;
+            }[] | null;
         };
         UsageEvent: {
             id: string;
@@ -4164,7 +4276,10 @@ export interface operations {
     forecast: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4177,6 +4292,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4229,6 +4352,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4243,7 +4375,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */
@@ -4287,7 +4419,10 @@ export interface operations {
     forecastBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4300,6 +4435,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4352,6 +4495,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4366,7 +4518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */
@@ -4407,10 +4559,73 @@ export interface operations {
             };
         };
     };
-    forecastEnsemble: {
+    quoteForecast: {
         parameters: {
             query?: never;
             header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForecastQuoteRequestInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForecastQuote"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+        };
+    };
+    forecastEnsemble: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. 1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4423,6 +4638,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this call was charged (0 on an idempotent replay). */
+                    "x-credits-charged"?: number;
+                    /** @description Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here. */
+                    "x-credits-remaining"?: number;
+                    /** @description Price of this call in nano-USD (credits × the credit price; 0 on a replay). */
+                    "x-request-cost-nano-usd"?: number;
+                    /** @description true when the answer is the stored one of an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4475,6 +4698,15 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
+                };
+            };
+            /** @description Default Response */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4489,7 +4721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ErrorResponseBody"];
                 };
             };
             /** @description Default Response */

@@ -171,10 +171,19 @@ export interface SettleInput {
  * released fails its call: no 200 without its debit), refunds are summed per account, and the
  * usage events, ledger entries and metered-usage outbox rows go in one insert each.
  */
-async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ usageEventId: string }>[]> {
+/** A settled call: its usage event and what it took (the cost headers). */
+export interface Settled {
+  usageEventId: string;
+  credits: number;
+  costNanoUsd: number;
+  /** The account's prepaid balance when the group's transaction wrote its refunds. */
+  balanceAfter: number | null;
+}
+
+async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
   const ids = inputs.map((s) => s.hold.id);
   const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
-  const out: Outcome<{ usageEventId: string }>[] = new Array<Outcome<{ usageEventId: string }>>(inputs.length);
+  const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
   const refunds = new Map<string, { credits: number; now: number }>();
   const events: Insertable<UsageEventsTable>[] = [];
   const entries: Insertable<CreditLedgerTable>[] = [];
@@ -203,7 +212,7 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ u
       created_at: s.now,
     });
     if (metered > 0) meteredRows.push({ userId: hold.user_id, usageEventId, credits: metered, now: s.now });
-    out[i] = { ok: true, value: { usageEventId } };
+    out[i] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
   });
   for (const [userId, r] of refunds) {
     await trx
@@ -237,6 +246,18 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<{ u
     }
     await trx.insertInto('metered_usage_outbox').values(outbox).execute();
   }
+  // The balance after this group's refunds, one read for all its accounts (x-credits-remaining).
+  const users = [...new Set(inputs.map((x) => x.hold.user_id))];
+  const balances = new Map(
+    (await trx.selectFrom('billing_accounts').select(['user_id', 'balance']).where('user_id', 'in', users).execute()).map((r) => [
+      r.user_id,
+      Number(r.balance),
+    ]),
+  );
+  inputs.forEach(({ hold }, i) => {
+    const o = out[i];
+    if (o?.ok) o.value.balanceAfter = balances.get(hold.user_id) ?? null;
+  });
   return out;
 }
 
@@ -279,7 +300,7 @@ async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<b
 /** The three lanes the ledger meter uses. */
 export interface LedgerGroups {
   hold(input: HoldInput): Promise<HoldRow>;
-  settle(input: SettleInput): Promise<{ usageEventId: string }>;
+  settle(input: SettleInput): Promise<Settled>;
   release(input: ReleaseInput): Promise<boolean>;
 }
 

@@ -80,6 +80,13 @@ export function planPayment(balance: number, billingActive: boolean, credits: nu
 
 const MAX_RESERVE_ATTEMPTS = 50;
 
+/** The 402 of a call the balance does not cover (the hold and the quote say the same). */
+export const billingRequired = (credits: number, balance: number): AppError =>
+  new AppError(
+    'billing_required',
+    `This call costs ${credits} credits and ${balance} free credits are left; activate billing to continue (POST /api/account/billing/payments)`,
+  );
+
 /**
  * Takes `credits` from the account inside the caller's transaction: free (prepaid) credits first,
  * then metered when billing is active, or throws 402 billing_required. Writes nothing unless it
@@ -98,12 +105,7 @@ export async function reserveIn(trx: Db, userId: string, credits: number, now: n
     const acct = await getBillingAccount(trx, userId);
     const balance = acct?.balance ?? 0;
     const plan = planPayment(balance, acct?.billing_active ?? false, credits);
-    if (!plan) {
-      throw new AppError(
-        'billing_required',
-        `This call costs ${credits} credits and ${balance} free credits are left; activate billing to continue (POST /api/account/billing/payments)`,
-      );
-    }
+    if (!plan) throw billingRequired(credits, balance);
     if (plan.free > 0) {
       // Compare-and-set: take exactly what was seen, or start over if it moved meanwhile.
       const part = await trx

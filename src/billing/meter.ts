@@ -6,7 +6,7 @@ import type { ChargeRequest, Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { createLedgerGroups } from './group-commit.ts';
-import { getBillingAccount, sweepExpiredHolds } from './ledger.ts';
+import { billingRequired, getBillingAccount, planPayment, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
   database: Database;
@@ -44,6 +44,12 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
     async checkModelAccess(principal, model) {
       await assertModelAccess(ctx, principal, model, ctx.catalog.get(model).access);
     },
+    async preview(principal, credits) {
+      const acct = await getBillingAccount(ctx.database.db, principal.user.id);
+      const available = acct?.balance ?? 0;
+      const plan = planPayment(available, acct?.billing_active ?? false, credits);
+      return plan ? { ...plan, available, refusal: null } : { free: 0, metered: 0, available, refusal: billingRequired(credits, available) };
+    },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);
       const row = await groups.hold({
@@ -56,10 +62,10 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
       let done = false;
       return {
         async commit(outcome) {
-          if (done) return;
+          if (done) return undefined;
           done = true;
           try {
-            await groups.settle({
+            return await groups.settle({
               hold: row,
               settlement: {
                 principal: req.principal,

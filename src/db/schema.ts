@@ -250,6 +250,27 @@ export interface PaymentEventsTable {
   received_at: number;
 }
 
+/** A claimed idempotency key (src/idempotency/, ADR 0015). */
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  /** Operation id the key was first used with. */
+  operation: string;
+  /** SHA-256 of the operation id and the validated input, canonical JSON. */
+  request_hash: string;
+  status: 'in_progress' | 'done';
+  /** The attempt that holds the key (its metering request id). */
+  request_id: string;
+  /** An in-progress claim older than this belongs to an attempt that died; another may take it over. */
+  locked_until: number;
+  status_code: number | null;
+  /** The stored answer (JSON); null while in progress, or when it was larger than IDEMPOTENCY_MAX_BODY_BYTES. */
+  response_body: string | null;
+  credits_charged: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface SchedulesTable {
   id: string;
   user_id: string;
@@ -316,6 +337,7 @@ export interface DB {
   audit_records: AuditRecordsTable;
   billing_sessions: BillingSessionsTable;
   payment_events: PaymentEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
 }

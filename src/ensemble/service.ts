@@ -352,9 +352,9 @@ export async function executeEnsemble(
   return { response, credits, usage };
 }
 
-/** The metered ensemble: plan and price, check the budget, hold once, run, debit the actual cost once. */
-export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: EnsembleRequestT, call: CallInfo): Promise<EnsembleResponse> {
-  const plan = await planEnsemble(ctx, req, async (model) => {
+/** May `principal` use `model`? The candidate filter of an ensemble (run and quote alike). */
+export function ensembleAccess(ctx: ForecastCtx, principal: Principal): (model: string) => Promise<boolean> {
+  return async (model) => {
     try {
       await ctx.meter.checkModelAccess(principal, model);
       return true;
@@ -362,7 +362,12 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
       if (err instanceof AppError && (err.code === 'no_model_access' || err.code === 'model_access_denied')) return false;
       throw err;
     }
-  });
+  };
+}
+
+/** The metered ensemble: plan and price, check the budget, hold once, run, debit the actual cost once. */
+export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: EnsembleRequestT, call: CallInfo): Promise<EnsembleResponse> {
+  const plan = await planEnsemble(ctx, req, ensembleAccess(ctx, principal));
   const hold = await ctx.meter.hold({
     principal,
     requestId: call.requestId,
@@ -378,6 +383,7 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
     await hold.release(describe(err));
     throw err;
   }
-  await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+  const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+  call.receipt?.add(charge);
   return out.response;
 }

@@ -15,24 +15,24 @@ export type BatchItem<T = ForecastResponse> = { ok: true; result: T; error: null
  * response into what the caller sends (e.g. serialised JSON); the item is debited only once
  * that succeeded.
  */
-export async function runBatch<T = ForecastResponse>(
-  ctx: ForecastCtx,
-  principal: Principal,
-  requests: unknown[],
-  call: CallInfo,
-  reportError: (err: unknown, itemRequestId: string) => ErrorReport,
-  finish: (response: ForecastResponse) => Promise<T> | T = (r) => r as T,
-): Promise<{ object: 'list'; data: BatchItem<T>[] }> {
+export type PlannedItem = { plan: Planned } | { error: ErrorReport };
+
+/**
+ * Plans every item (validation, model, limits, price) and refuses the whole batch (413) when it
+ * has too many items or its responses together would pass the output cap. Shared by the run and
+ * the quote, so a quote cannot drift from what the batch would do.
+ */
+export function planBatch(ctx: ForecastCtx, requests: unknown[], reportItemError: (err: unknown, k: number) => ErrorReport): PlannedItem[] {
   if (requests.length > LIMITS.maxBatch) {
     throw new AppError('request_too_large', `A batch holds at most ${LIMITS.maxBatch} requests (got ${requests.length})`);
   }
-  const planned = requests.map((raw, k): { plan: Planned } | { error: ErrorReport } => {
+  const planned = requests.map((raw, k): PlannedItem => {
     try {
       const parsed = ForecastRequest.safeParse(raw);
       if (!parsed.success) throw new ValidationFailure(zodIssues(parsed.error.issues, raw));
       return { plan: planForecast(ctx, parsed.data) };
     } catch (err) {
-      return { error: reportError(err, `${call.requestId}:${k}`) };
+      return { error: reportItemError(err, k) };
     }
   });
   const outputValues = planned.reduce((a, p) => a + ('plan' in p ? p.plan.prepared.usage.output_tokens : 0), 0);
@@ -44,12 +44,24 @@ export async function runBatch<T = ForecastResponse>(
         `(1 + quantile_levels + num_samples), summed over requests); at most ${cap} are accepted. Split the batch or lower those fields`,
     );
   }
+  return planned;
+}
+
+export async function runBatch<T = ForecastResponse>(
+  ctx: ForecastCtx,
+  principal: Principal,
+  requests: unknown[],
+  call: CallInfo,
+  reportError: (err: unknown, itemRequestId: string) => ErrorReport,
+  finish: (response: ForecastResponse) => Promise<T> | T = (r) => r as T,
+): Promise<{ object: 'list'; data: BatchItem<T>[] }> {
+  const planned = planBatch(ctx, requests, (err, k) => reportError(err, `${call.requestId}:${k}`));
   const data = await Promise.all(
     planned.map(async (p, k): Promise<BatchItem<T>> => {
       if ('error' in p) return { ok: false, result: null, error: p.error };
       const itemId = `${call.requestId}:${k}`;
       try {
-        const result = await runPlanned(ctx, principal, p.plan, { requestId: itemId, source: call.source }, finish);
+        const result = await runPlanned(ctx, principal, p.plan, { ...call, requestId: itemId }, finish);
         return { ok: true, result, error: null };
       } catch (err) {
         return { ok: false, result: null, error: reportError(err, itemId) };

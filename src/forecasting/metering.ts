@@ -1,4 +1,7 @@
 import type { Principal } from '../accounts/credentials.ts';
+import type { Charge } from '../shared/receipt.ts';
+
+export type { Charge, Receipt } from '../shared/receipt.ts';
 
 /**
  * The one metering hook every forecast goes through (HTTP, batch items, ensemble, MCP, playground).
@@ -30,7 +33,7 @@ export interface Hold {
    * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
    * candidate failed); the difference is released.
    */
-  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<void>;
+  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<Charge | undefined>;
   /** Inference failed: give the reservation back; nothing is charged. */
   release(reason: string): Promise<void>;
 }
@@ -40,11 +43,24 @@ export interface Meter {
   checkModelAccess(principal: Principal, model: string): Promise<void>;
   /** Reserves the credits with a guarded update, or throws AppError('billing_required'). */
   hold(req: ChargeRequest): Promise<Hold>;
+  /**
+   * What a hold of `credits` would take now, by the same payment rule, without reserving anything
+   * (quotes): the free and metered parts, the prepaid balance, or the refusal the hold would throw.
+   */
+  preview?(principal: Principal, credits: number): Promise<PaymentPreview>;
+}
+
+export interface PaymentPreview {
+  free: number;
+  metered: number;
+  /** Prepaid credits on the account now. */
+  available: number;
+  refusal: Error | null;
 }
 
 export const unmeteredMeter: Meter = {
   async checkModelAccess() {},
   async hold() {
-    return { async commit() {}, async release() {} };
+    return { commit: async () => undefined, async release() {} };
   },
 };

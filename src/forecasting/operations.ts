@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { AUTH_ERRORS } from '../shared/schemas.ts';
-import { defineOperation, principalOf } from '../shared/operation.ts';
+import { callInfo, defineOperation, principalOf } from '../shared/operation.ts';
 import { runBatch } from './batch.ts';
 import { ForecastBatchRequest, ForecastBatchResponseBody, ForecastRequest, ForecastResponseBody, LIMITS, type ForecastResponse } from './schemas.ts';
 import { planForecast, runForecast, runPlanned } from './service.ts';
 import { serialiseJson, type JsonChunks } from '../shared/json.ts';
+import { idempotent } from '../idempotency/operation.ts';
+import { ForecastQuote, ForecastQuoteRequest, quoteCall, quoteSummary, type ForecastQuoteT } from './quote.ts';
 
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
@@ -20,66 +22,86 @@ export function batchPoints(input: unknown): number {
 }
 
 export const forecastOperations = [
+  idempotent(
+    defineOperation({
+      id: 'forecast',
+      method: 'POST',
+      path: '/v1/forecast',
+      tags: ['forecasting'],
+      summary: 'Forecast time series',
+      description:
+        'Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, ' +
+        'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
+      input: ForecastRequest,
+      output: ForecastResponseBody,
+      auth: ANY_CREDENTIAL,
+      errors: FORECAST_ERRORS,
+      spendsCredits: true,
+      mcpExample:
+        '{"model":"auto-ets","inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118],"start":"1949-01-01"}],"parameters":{"prediction_length":6,"frequency":"MS"}}',
+      run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
+      runSerialised: ({ deps, caller, input }) => runPlanned(deps, principalOf(caller), planForecast(deps, input), callInfo(caller), serialiseJson),
+      summarize: (r) => forecastSummary(r as ForecastResponse),
+    }),
+  ),
+  idempotent(
+    defineOperation({
+      id: 'forecastBatch',
+      method: 'POST',
+      path: '/v1/forecast/batch',
+      tags: ['forecasting'],
+      summary: 'Forecast a batch of requests',
+      description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
+      input: ForecastBatchRequest,
+      // For MCP the items are typed (a tool's input schema is all a model sees of them).
+      mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
+      output: ForecastBatchResponseBody,
+      auth: ANY_CREDENTIAL,
+      errors: FORECAST_ERRORS,
+      points: batchPoints,
+      spendsCredits: true,
+      restSource: 'batch',
+      run: ({ deps, caller, input }) => runBatch(deps, principalOf(caller), input.requests, callInfo(caller), (err, id) => caller.reportError(err, id)),
+      runSerialised: async ({ deps, caller, input }) => {
+        const out = await runBatch<JsonChunks>(
+          deps,
+          principalOf(caller),
+          input.requests,
+          callInfo(caller),
+          (err, id) => caller.reportError(err, id),
+          serialiseJson,
+        );
+        const chunks: string[] = ['{"object":"list","data":['];
+        out.data.forEach((item, k) => {
+          if (k > 0) chunks.push(',');
+          if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
+          else chunks.push(JSON.stringify(item));
+        });
+        chunks.push(']}');
+        return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
+      },
+      summarize: (r) => {
+        const failed = r.data.filter((d) => !d.ok).length;
+        return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;
+      },
+    }),
+  ),
   defineOperation({
-    id: 'forecast',
+    id: 'quoteForecast',
     method: 'POST',
-    path: '/v1/forecast',
+    path: '/v1/forecast/quote',
     tags: ['forecasting'],
-    summary: 'Forecast time series',
+    summary: 'Price a forecast without running it',
     description:
-      'Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, ' +
-      'as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits.',
-    input: ForecastRequest,
-    output: ForecastResponseBody,
+      'Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) ' +
+      'and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.',
+    input: ForecastQuoteRequest,
+    output: ForecastQuote,
     auth: ANY_CREDENTIAL,
-    errors: FORECAST_ERRORS,
-    spendsCredits: true,
-    mcpExample:
-      '{"model":"auto-ets","inputs":[{"target":[112,118,132,129,121,135,148,148,136,119,104,118],"start":"1949-01-01"}],"parameters":{"prediction_length":6,"frequency":"MS"}}',
-    run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
-    runSerialised: ({ deps, caller, input }) =>
-      runPlanned(deps, principalOf(caller), planForecast(deps, input), { requestId: caller.requestId, source: caller.source }, serialiseJson),
-    summarize: (r) => forecastSummary(r as ForecastResponse),
-  }),
-  defineOperation({
-    id: 'forecastBatch',
-    method: 'POST',
-    path: '/v1/forecast/batch',
-    tags: ['forecasting'],
-    summary: 'Forecast a batch of requests',
-    description: `Several forecast requests at once (at most ${LIMITS.maxBatch}); each item succeeds or fails on its own. Each item counts as one request against the rate limit.`,
-    input: ForecastBatchRequest,
-    // For MCP the items are typed (a tool's input schema is all a model sees of them).
-    mcpInput: z.object({ requests: z.array(ForecastRequest).min(1).describe(`Forecast requests, at most ${LIMITS.maxBatch}.`) }),
-    output: ForecastBatchResponseBody,
-    auth: ANY_CREDENTIAL,
-    errors: FORECAST_ERRORS,
-    points: batchPoints,
-    spendsCredits: true,
-    restSource: 'batch',
-    run: ({ deps, caller, input }) =>
-      runBatch(deps, principalOf(caller), input.requests, { requestId: caller.requestId, source: caller.source }, (err, id) => caller.reportError(err, id)),
-    runSerialised: async ({ deps, caller, input }) => {
-      const out = await runBatch<JsonChunks>(
-        deps,
-        principalOf(caller),
-        input.requests,
-        { requestId: caller.requestId, source: caller.source },
-        (err, id) => caller.reportError(err, id),
-        serialiseJson,
-      );
-      const chunks: string[] = ['{"object":"list","data":['];
-      out.data.forEach((item, k) => {
-        if (k > 0) chunks.push(',');
-        if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
-        else chunks.push(JSON.stringify(item));
-      });
-      chunks.push(']}');
-      return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
-    },
-    summarize: (r) => {
-      const failed = r.data.filter((d) => !d.ok).length;
-      return `Batch of ${r.data.length}: ${r.data.length - failed} succeeded, ${failed} failed.`;
-    },
+    errors: AUTH_ERRORS,
+    spendsCredits: false,
+    mcpExample: '{"operation":"forecast","request":{"model":"auto-ets","inputs":[{"target":[1,2,3,4,5,6]}],"parameters":{"prediction_length":3}}}',
+    run: ({ deps, caller, input }) => quoteCall(deps, principalOf(caller), input.operation, input.request),
+    summarize: (q) => quoteSummary(q as ForecastQuoteT),
   }),
 ];

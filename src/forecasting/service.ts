@@ -6,7 +6,7 @@ import { creditsFor } from '../catalog/pricing.ts';
 import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
-import type { Meter, UsageSource } from './metering.ts';
+import type { Meter, Receipt, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
 
@@ -20,6 +20,8 @@ export interface ForecastCtx {
 export interface CallInfo {
   requestId: string;
   source: UsageSource;
+  /** Where settled debits are added up for the boundary (cost headers); optional. */
+  receipt?: Receipt;
 }
 
 /** Fixed seed: the same request gives the same quantiles and samples. */
@@ -198,7 +200,9 @@ export async function runPlanned<T>(
   try {
     const response = await executePrepared(ctx, prepared, signal, principal.user.id);
     const answer = await finish(response);
-    await hold.commit({ latencyMs: response.latency_ms ?? 0 });
+    // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
+    const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });
+    call.receipt?.add(charge);
     return answer;
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');

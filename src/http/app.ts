@@ -20,7 +20,20 @@ declare module 'fastify' {
   interface FastifyInstance {
     routeSchemas: Map<string, unknown>;
   }
+  interface FastifyContextConfig {
+    /** Headers of the route's 200 answer, as OpenAPI header schemas (the cost headers of credit-spending operations). */
+    responseHeaders?: Record<string, { type: string; description: string }>;
+  }
 }
+
+/** zod → JSON Schema for a route, plus the headers its 200 answer documents (`config.responseHeaders`). */
+const transformWithHeaders: typeof jsonSchemaTransform = (doc) => {
+  const out = jsonSchemaTransform(doc);
+  const headers = doc.route?.config?.responseHeaders;
+  const ok = (out.schema?.response as Record<string, Record<string, unknown>> | undefined)?.['200'];
+  if (headers && ok) ok.headers = headers;
+  return out;
+};
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -156,7 +169,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform: transformWithHeaders,
     transformObject: jsonSchemaTransformObject,
   });
 

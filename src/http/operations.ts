@@ -6,9 +6,10 @@ import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
-import { errors } from '../shared/schemas.ts';
+import { ErrorBody, errors, IdempotencyKey, ValidationErrorBody } from '../shared/schemas.ts';
+import { Receipt } from '../shared/receipt.ts';
 import type { ZApp } from './types.ts';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 type InputPart = 'body' | 'querystring' | 'params' | 'params+body';
 
@@ -26,6 +27,41 @@ function inputOf(req: FastifyRequest, part: InputPart): unknown {
   if (part === 'body') return req.body ?? {};
   if (part === 'params+body') return { ...((req.body as object | null | undefined) ?? {}), ...(req.params as object) };
   return part === 'params' ? req.params : req.query;
+}
+
+/** The request header of operations that are idempotent (`idempotent()`, docs/idempotency.md). */
+const IdempotencyHeaders = z.looseObject({
+  'idempotency-key': IdempotencyKey.optional().describe(
+    'Makes a retry safe: a repeat with the same key and body within the key lifetime (24 h by default) returns the stored answer (header idempotent-replayed: true) and charges nothing; ' +
+      'the same key with another body is 422 idempotency_mismatch; a repeat while the first is running waits for it (5 s by default), then 409 idempotency_in_progress. ' +
+      '1 to 255 printable ASCII characters, e.g. a UUID; scoped to your account.',
+  ),
+});
+
+/** The response headers of every answer of a credit-spending operation (documented in the OpenAPI, set from the call's receipt). */
+export const COST_HEADERS: Record<string, { type: string; description: string }> = {
+  'x-credits-charged': { type: 'integer', description: 'Credits this call was charged (0 on an idempotent replay).' },
+  'x-credits-remaining': {
+    type: 'integer',
+    description: 'Prepaid (free) credits left on the account after this call; metered use beyond them is billed and not counted here.',
+  },
+  'x-request-cost-nano-usd': { type: 'integer', description: 'Price of this call in nano-USD (credits × the credit price; 0 on a replay).' },
+};
+const REPLAY_HEADER = {
+  'idempotent-replayed': { type: 'string', description: 'true when the answer is the stored one of an earlier request with the same Idempotency-Key.' },
+};
+
+/** Idempotent operations answer 422 in both shapes: `detail[]` for a bad request, `{error, code: idempotency_mismatch}` for a reused key. */
+const Idempotent422 = z.union([ValidationErrorBody, ErrorBody]);
+
+function costHeaders(receipt: Receipt): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-credits-charged': String(receipt.credits),
+    'x-request-cost-nano-usd': String(receipt.costNanoUsd),
+  };
+  if (receipt.creditsRemaining !== null) h['x-credits-remaining'] = String(receipt.creditsRemaining);
+  if (receipt.replayed) h['idempotent-replayed'] = 'true';
+  return h;
 }
 
 /** The REST schemas of an operation's input: one part, or its path parameters and the rest as the body. */
@@ -50,6 +86,8 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
       config: {
         auth: op.auth === 'public' ? 'public' : 'user',
         points: (req: FastifyRequest) => pointsOf(op, inputOf(req, part)),
+        // Read by the OpenAPI transform (src/http/app.ts): headers of the 200 answer.
+        ...(op.spendsCredits ? { responseHeaders: { ...COST_HEADERS, ...(op.idempotent ? REPLAY_HEADER : {}) } } : {}),
       },
       schema: {
         operationId: op.id,
@@ -58,26 +96,34 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
         description: op.spendsCredits ? `${op.description} ${CLIENT_HEADER_DOC}` : op.description,
         ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
         ...inputSchemas(op, part),
-        response: { 200: op.output, ...errors(...op.errors) },
+        ...(op.idempotent ? { headers: IdempotencyHeaders } : {}),
+        response: { 200: op.output, ...errors(...op.errors), ...(op.idempotent ? { 409: ErrorBody, 422: Idempotent422 } : {}) },
       },
       handler: async (req, reply) => {
         const principal = req.principal;
         if (principal && op.auth !== 'public' && !op.auth.includes(principal.kind)) {
           throw new AppError('forbidden', `${op.id} does not accept ${principal.kind} credentials`);
         }
+        const receipt = new Receipt();
+        const key = req.headers['idempotency-key'];
         const caller: Caller = {
           principal: op.auth === 'public' ? null : principal,
           credential: () => credentialFrom(req),
           requestId: req.id,
           source: op.spendsCredits && principal ? usageSourceOf(req.headers, principal, op.restSource ?? 'api') : (op.restSource ?? 'api'),
           reportError: (err, id) => restItemReport(err, id, req.log),
+          idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
+          receipt,
         };
         if (op.runSerialised) {
           // Serialised before the debit, streamed slice by slice (never joined into one string).
           const json = await op.runSerialised({ deps, caller, input: inputOf(req, part) });
+          if (op.spendsCredits) reply.headers(costHeaders(receipt));
           return reply.type('application/json; charset=utf-8').send(Readable.from(json.chunks, { objectMode: false }));
         }
-        return op.run({ deps, caller, input: inputOf(req, part) });
+        const out = await op.run({ deps, caller, input: inputOf(req, part) });
+        if (op.spendsCredits) reply.headers(costHeaders(receipt));
+        return out;
       },
     });
   }

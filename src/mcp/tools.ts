@@ -2,12 +2,14 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { leanToolSchema } from './schema.ts';
 import type { FastifyBaseLogger } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import { spendPoints } from '../ratelimit/limiter.ts';
 import { AppError, type ErrorReport, reportError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
+import { Receipt } from '../shared/receipt.ts';
+import { IdempotencyKey } from '../shared/schemas.ts';
 
 /** What a tool call knows about its HTTP request. */
 export interface ToolCallContext {
@@ -37,6 +39,29 @@ export function errorText(body: ErrorReport): string {
  */
 const tool = <S extends z.ZodObject>(schema: S): S => schema.extend({}) as S;
 
+/** The tool argument of idempotent operations (REST sends the Idempotency-Key header instead). */
+const IDEMPOTENCY_ARG = {
+  // The pattern is checked, not advertised (tools/list stays small).
+  idempotency_key: z
+    .string()
+    .max(255)
+    .refine((v) => IdempotencyKey.safeParse(v).success, 'Use 1 to 255 printable ASCII characters (e.g. a UUID)')
+    .optional()
+    .describe('For safe retries: the same key and arguments again return the first answer, charged once.'),
+};
+
+/** The tool's input schema: the operation's, plus `idempotency_key` when the operation takes one. */
+const toolInput = (op: Operation, schema: z.ZodObject): z.ZodObject => (op.idempotent ? schema.extend(IDEMPOTENCY_ARG) : tool(schema));
+
+/** What a credit-spending call was charged, in the result's `_meta` and one line of its text. */
+function receiptMeta(r: Receipt): { meta: Record<string, unknown>; line: string } {
+  const meta: Record<string, unknown> = { 'tsfm/credits_charged': r.credits, 'tsfm/request_cost_nano_usd': r.costNanoUsd };
+  if (r.creditsRemaining !== null) meta['tsfm/credits_remaining'] = r.creditsRemaining;
+  if (r.replayed) meta['tsfm/idempotent_replayed'] = true;
+  const left = r.creditsRemaining !== null ? `, ${r.creditsRemaining} free credits left` : '';
+  return { meta, line: r.replayed ? `Idempotent replay of an earlier call: charged 0 credits${left}.` : `Charged ${r.credits} credits${left}.` };
+}
+
 /**
  * The MCP boundary's one error mapper: application errors keep the HTTP API's code and status
  * (402 billing_required, 403, 404, 422 …) so an agent can react to them; validation paths are
@@ -55,7 +80,7 @@ export function listTools(ops: readonly Operation[]): Tool[] {
     name: op.id,
     title: op.summary,
     description: toolDescription(op),
-    inputSchema: leanToolSchema(tool(op.mcpInput ?? op.input)) as Tool['inputSchema'],
+    inputSchema: leanToolSchema(toolInput(op, op.mcpInput ?? op.input)) as Tool['inputSchema'],
     annotations: op.spendsCredits ? SPEND : READ,
   }));
 }
@@ -81,7 +106,7 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
         description: toolDescription(op),
         // Validation uses the REST input (a batch's items are checked one by one, so one bad item
         // fails alone); tools/list shows the typed `mcpInput` (listTools above).
-        inputSchema: tool(op.input),
+        inputSchema: toolInput(op, op.input),
         // No outputSchema: results are JSON in the text block (and structuredContent), with the
         // shapes of the HTTP API's responses (/openapi.json). Output schemas made tools/list four
         // times larger for no gain to a model reading the text.
@@ -93,16 +118,28 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
             throw new AppError('forbidden', `${op.id} does not accept ${c.principal.kind} credentials`);
           }
           await spendPoints(deps.rateLimiter, c.principal.user.id, pointsOf(op, args));
+          const { idempotency_key: key, ...input } = args as Record<string, unknown>;
+          const receipt = new Receipt();
           const caller: Caller = {
             principal: c.principal,
             credential: () => null,
             requestId: c.nextRequestId(),
             source: 'mcp',
             reportError: (err, id) => mcpErrorReport(err, c.log, { tool: op.id, requestId: id }),
+            idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
+            receipt,
           };
-          const out = await op.run({ deps, caller, input: args });
+          const out = await op.run({ deps, caller, input: op.idempotent ? input : args });
           // The numbers are in the text too (hosts that show only text): a summary line, then the JSON.
-          return { content: [{ type: 'text', text: `${op.summarize(out)}\n${JSON.stringify(out)}` }], structuredContent: out as Structured };
+          if (!op.spendsCredits) {
+            return { content: [{ type: 'text', text: `${op.summarize(out)}\n${JSON.stringify(out)}` }], structuredContent: out as Structured };
+          }
+          const cost = receiptMeta(receipt);
+          return {
+            content: [{ type: 'text', text: `${op.summarize(out)} ${cost.line}\n${JSON.stringify(out)}` }],
+            structuredContent: out as Structured,
+            _meta: cost.meta,
+          };
         } catch (err) {
           return { isError: true, content: [{ type: 'text', text: errorText(mcpErrorReport(err, c.log, { tool: op.id })) }] };
         }

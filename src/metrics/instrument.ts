@@ -49,8 +49,9 @@ export function instrumentMeter(meter: Meter, metrics: Metrics): Meter {
     const hold = await meter.hold(req);
     return {
       async commit(outcome) {
-        await hold.commit(outcome);
+        const charge = await hold.commit(outcome);
         metrics.creditsCharged.inc({ model: req.model, source: req.source }, outcome.credits ?? req.credits);
+        return charge;
       },
       release: (reason) => hold.release(reason),
     };

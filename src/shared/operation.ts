@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import type { UsageSource } from '../forecasting/metering.ts';
+import type { Receipt } from './receipt.ts';
 import { AppError, type ErrorReport } from './errors.ts';
 import type { JsonChunks } from './json.ts';
 
@@ -20,6 +21,10 @@ export interface Caller {
   source: UsageSource;
   /** The boundary's error mapper, for answers that carry errors as data (batch items). */
   reportError(err: unknown, requestId: string): ErrorReport;
+  /** The client's idempotency key (REST `Idempotency-Key` header, MCP `idempotency_key`), already checked for shape. */
+  idempotencyKey?: string | null;
+  /** What the call was charged, filled by the service and read by the boundary (cost headers). */
+  receipt?: Receipt;
 }
 
 export interface OperationArgs<I> {
@@ -66,6 +71,11 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   points?: (input: unknown) => number;
   /** Uses credits (MCP annotations: not read-only). */
   spendsCredits: boolean;
+  /**
+   * Accepts an idempotency key (REST `Idempotency-Key` header, MCP `idempotency_key` argument):
+   * set by `idempotent()` (src/idempotency/operation.ts), which also wraps `run`/`runSerialised`.
+   */
+  idempotent?: boolean;
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
@@ -103,6 +113,11 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(def:
 export function principalOf(caller: Caller): Principal {
   if (!caller.principal) throw new AppError('missing_credential', 'A credential is required');
   return caller.principal;
+}
+
+/** What a service needs of the caller to meter a call. */
+export function callInfo(caller: Caller): { requestId: string; source: UsageSource; receipt?: Receipt } {
+  return { requestId: caller.requestId, source: caller.source, ...(caller.receipt ? { receipt: caller.receipt } : {}) };
 }
 
 /** Rate-limit points of a call to `op` with `input`: at least 1. */

@@ -36,3 +36,10 @@ export const Email = z.string().trim().max(320).pipe(z.email());
 export const Password = z.string().min(8).max(1024);
 export const IsoDateTime = z.string().describe('ISO 8601 timestamp');
 export const Ok = z.object({ ok: z.literal(true) });
+
+/** An idempotency key (docs/idempotency.md): 1 to 255 printable ASCII characters, e.g. a UUID. */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7E]+$/, 'Use printable ASCII characters only (e.g. a UUID)');

@@ -45,6 +45,7 @@ export class RecordingMeter implements Meter {
           userId: req.principal.user.id,
           kind: req.principal.kind,
         });
+        return undefined;
       },
       release: async () => {},
     };

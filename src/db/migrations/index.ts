@@ -4,6 +4,7 @@ import { m0001_accounts } from './0001_accounts.ts';
 import { m0002_billing } from './0002_billing.ts';
 import { m0003_oauth } from './0003_oauth.ts';
 import { m0004_verification } from './0004_verification.ts';
+import { m0005_idempotency } from './0005_idempotency.ts';
 import { m0007_schedules } from './0007_schedules.ts';
 
 export interface DialectMigration {
@@ -17,5 +18,6 @@ export const migrations: Record<string, DialectMigration> = {
   '0002_billing': m0002_billing,
   '0003_oauth': m0003_oauth,
   '0004_verification': m0004_verification,
+  '0005_idempotency': m0005_idempotency,
   '0007_schedules': m0007_schedules,
 };
