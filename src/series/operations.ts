@@ -2,6 +2,7 @@ import { AUTH_ERRORS } from '../shared/schemas.ts';
 import { defineOperation } from '../shared/operation.ts';
 import { SeriesIngestRequest, SeriesIngestResponse } from './schemas.ts';
 import { ingestPoints, ingestSeries } from './service.ts';
+import { serialiseJson } from '../shared/json.ts';
 
 const INGEST_EXAMPLE = { text: 'unique_id,ds,y\na,2024-01-01,3\na,2024-01-02,4\nb,2024-01-01,7\nb,2024-01-02,9' };
 
@@ -27,6 +28,8 @@ export const seriesOperations = [
     example: { request: INGEST_EXAMPLE },
     mcpExample: JSON.stringify(INGEST_EXAMPLE),
     run: ({ deps, input }) => ingestSeries(deps, input),
+    // Up to 2,000,000 numbers: serialised in slices that yield to the event loop, like a forecast.
+    runSerialised: async ({ deps, input }) => serialiseJson(await ingestSeries(deps, input)),
     summarize: (r) =>
       `${r.inputs.length} series from ${r.rows} ${r.format.toUpperCase()} rows (time '${r.columns.time}', values ${r.columns.value.join(', ')}` +
       `${r.columns.id ? `, id '${r.columns.id}'` : ''}); frequency ${r.frequency ?? 'irregular'}; ${r.gaps.length} gap(s), ${r.duplicates.length} duplicate(s).`,

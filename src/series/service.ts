@@ -27,7 +27,7 @@ export async function ingestText(ctx: IngestCtx, text: string, options: IngestOp
   const bytes = Buffer.byteLength(text);
   if (bytes > maxBytes) throw new AppError('payload_too_large', `The data is ${bytes} bytes; at most ${maxBytes} are read (INGEST_MAX_BYTES)`);
   const table = await readTable(text, options.format, { maxRows, maxColumns }, field);
-  return { object: 'series.ingest', ...shapeSeries(table, options, field, maxSeries) };
+  return { object: 'series.ingest', ...(await shapeSeries(table, options, field, maxSeries)) };
 }
 
 /** Fetches a source URL through the outbound fetcher (private networks refused), as text. */

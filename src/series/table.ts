@@ -32,14 +32,14 @@ export function detectFormat(text: string): 'csv' | 'tsv' | 'json' {
   return (first.match(/\t/g)?.length ?? 0) > (first.match(/,/g)?.length ?? 0) ? 'tsv' : 'csv';
 }
 
-const CHUNK = 64 * 1024;
+const CHUNK = 16 * 1024;
 
 function* chunks(text: string): Generator<string> {
   for (let i = 0; i < text.length; i += CHUNK) yield text.slice(i, i + CHUNK);
 }
 
 /**
- * CSV/TSV through csv-parse's streaming parser, fed in 64 KiB slices so a 5 MB paste never pins
+ * CSV/TSV through csv-parse's streaming parser, fed in 16 KiB slices so a 5 MB paste never pins
  * the event loop; stops at the row limit. `field` names the input field in errors.
  */
 async function readDelimited(text: string, format: 'csv' | 'tsv', limits: TableLimits, field: string): Promise<Table> {
