@@ -1670,7 +1670,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1683,7 +1683,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -2032,7 +2032,7 @@ export interface components {
             /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
             status: number;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             message: string;
         };
         RegisterClientRequest: {
@@ -2515,6 +2515,7 @@ export interface components {
         /**
          * @description Conflict. `code` is one of:
          *     - `conflict`: The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before). Read the message; fetch the current state and retry with a request that fits it.
+         *     - `model_not_installed`: The model is in the catalog but its files are not on this server (never pulled, or a file failed its sha256 check). Retrying will not help until an operator installs it. Use another model (GET /v1/models lists the available ones), or ask the operator to run the pull command named in the message (`npm run models -- pull <id>`).
          *     - `idempotency_in_progress`: A request with the same Idempotency-Key is still running; this repeat waited for it (IDEMPOTENCY_WAIT_MS) and it has not finished. Retry the same request with the same key a little later: you then get the stored answer, and are not charged twice.
          */
         Error409: {
@@ -4265,6 +4266,7 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
@@ -4359,6 +4361,7 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
@@ -4442,6 +4445,7 @@ export interface operations {
             402: components["responses"]["Error402"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];

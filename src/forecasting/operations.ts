@@ -9,7 +9,7 @@ import { idempotent } from '../idempotency/operation.ts';
 import { withDryRun } from './dry-run.ts';
 import { ForecastQuote, ForecastQuoteRequest, quoteCall, quoteSummary, type ForecastQuoteT } from './quote.ts';
 
-export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 413, 502, 503, 504] as const;
+export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 409, 413, 502, 503, 504] as const;
 const ANY_CREDENTIAL = ['session', 'api_key', 'oauth'] as const;
 
 const AIR_PASSENGERS = { target: [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118], start: '1949-01-01' };

@@ -182,7 +182,11 @@ function fittedRows(fc: SeriesForecast[], originalLength: number): (number | nul
 export function planForecast(ctx: ForecastCtx, req: ForecastRequestT): { prepared: PreparedForecast; credits: number } {
   const model = ctx.catalog.get(req.model);
   if (!model.available) {
-    throw new AppError('upstream_unavailable', `Model '${model.id}' is not available: ${model.unavailable_reason ?? 'not downloaded'}`);
+    const reason = model.unavailable_reason ?? 'not downloaded';
+    // Files missing or failing their check on this server: retrying cannot help, so not a 5xx (the message names the pull command).
+    // A remote node that is down stays 503: that one passes.
+    const local = reason.includes('npm run models');
+    throw new AppError(local ? 'model_not_installed' : 'upstream_unavailable', `Model '${model.id}' is not available on this server: ${reason}`);
   }
   const prepared = prepareForecast(req, model, ctx.config.forecast);
   return { prepared, credits: creditsFor(model.pricing, prepared.usage) };

@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   model_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  model_not_installed: 409,
   idempotency_in_progress: 409,
   payload_too_large: 413,
   request_too_large: 413,
@@ -79,6 +80,11 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
   key_model_not_allowed: {
     cause: "The API key's allowed_models list does not include the model asked for (in a forecast, a batch item or an ensemble member).",
     fix: 'Use one of the models the key allows, or change allowed_models with PATCH /api/account/keys/{key_id}.',
+  },
+  model_not_installed: {
+    cause:
+      'The model is in the catalog but its files are not on this server (never pulled, or a file failed its sha256 check). Retrying will not help until an operator installs it.',
+    fix: 'Use another model (GET /v1/models lists the available ones), or ask the operator to run the pull command named in the message (`npm run models -- pull <id>`).',
   },
   billing_required: {
     cause: 'The account has too few credits for the work asked for (the price is held before the model runs).',

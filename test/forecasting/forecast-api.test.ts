@@ -175,13 +175,14 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.deepEqual(locs, ['body.inputs.0.past_covariates.temp', 'body.inputs.0.future_covariates.promo']);
   });
 
-  test('unknown model 404 model_not_found; a model whose weights are missing is 503 with the pull command', async () => {
+  test('unknown model 404 model_not_found; a model whose weights are missing is 409 model_not_installed with the pull command (not a 5xx a client retries)', async () => {
     const r = await forecast({ model: 'nope', inputs: [{ target: [1] }] });
     assert.equal(r.status, 404);
     assert.equal(r.body.code, 'model_not_found');
     const u2 = await forecast({ model: 'org/slashed-model', inputs: [{ target: [1] }] });
-    assert.equal(u2.status, 503);
-    assert.equal(u2.body.code, 'upstream_unavailable');
+    assert.equal(u2.status, 409);
+    assert.equal(u2.body.code, 'model_not_installed');
+    assert.match(u2.body.error, /npm run models -- pull org\/slashed-model/);
   });
 
   test('engine outcomes map to the documented errors: timeout 504, busy 503, failure 502, bad input 422', async () => {

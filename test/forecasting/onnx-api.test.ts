@@ -153,7 +153,8 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
       assert.match(m.unavailable_reason, new RegExp(`npm run models -- pull ${id}`));
     }
     const r = await forecast(CHRONOS, { inputs: [{ target: [1, 2, 3] }] });
-    assert.equal(r.status, 503, r.text);
+    assert.equal(r.status, 409, r.text);
+    assert.equal(r.body.code, 'model_not_installed');
     assert.match(r.text, /npm run models -- pull sktime\/chronos2-onnx/);
   });
 
@@ -351,7 +352,7 @@ describe(`ONNX exports through the API, pulled from a local hub (${DB_KIND})`, (
     assert.match(m.body.unavailable_reason, /sha256/);
     assert.equal(m.body.pull_command, `npm run models -- pull ${T0}`);
     const r = await forecast(T0, { inputs: [{ target: [1, 2, 3] }] });
-    assert.equal(r.status, 503);
+    assert.equal(r.status, 409);
     // pulling again replaces it with the recorded version
     const again = await pullModel(catalogModel(T0), { modelsDir, endpoint: hub.url });
     assert.equal(again.find((f) => f.path.endsWith('.onnx'))?.status, 'downloaded');

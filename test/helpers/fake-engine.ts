@@ -1,3 +1,4 @@
+import { NOT_DOWNLOADED } from '../../src/engine/files.ts';
 import { EngineError, type Engine, type ForecastJob, type ModelInfo, type SeriesForecast } from '../../src/engine/types.ts';
 
 /**
@@ -33,7 +34,7 @@ export class FakeEngine implements Engine {
         minPoints: 1,
         maxHorizon: null,
         available: false,
-        unavailableReason: 'not downloaded',
+        unavailableReason: NOT_DOWNLOADED('org/slashed-model'),
       },
     ];
   }
