@@ -2029,7 +2029,7 @@ export interface components {
             values: number[][];
         };
         QuoteRefusal: {
-            /** @description HTTP status the call would get: 402, 403, 404, 413 or 503. */
+            /** @description HTTP status the call would get: 402, 403, 404, 409, 413 or 503. */
             status: number;
             /** @enum {string} */
             code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";

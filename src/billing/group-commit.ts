@@ -131,15 +131,23 @@ async function keyBudgetRefusal(trx: Db, h: HoldInput, limits: Map<string, numbe
   const limit = limits.get(h.keyId);
   if (limit == null) return null;
   const { keyId, keyBudget } = h;
-  // One statement, so one snapshot: a settle committing meanwhile turns a hold into a usage event
-  // atomically, and two statements could see it in neither (PostgreSQL's read committed).
-  const r = await trx
+  const spent = (await keySpentThisMonth(trx, keyId, keyBudget.monthStart)) + (inGroup.get(keyId) ?? 0);
+  return keyBudgetCheck(limit, spent, h.credits);
+}
+
+/**
+ * Credits a key has spent this month (UTC usage events) plus what it holds for calls in flight.
+ * One statement, so one snapshot: a settle committing meanwhile turns a hold into a usage event
+ * atomically, and two statements could see it in neither (PostgreSQL's read committed).
+ */
+export async function keySpentThisMonth(db: Db, keyId: string, monthStart: number): Promise<number> {
+  const r = await db
     .selectNoFrom((eb) => [
       eb
         .selectFrom('usage_events')
         .select((e) => e.fn.sum<string | number>('credits').as('s'))
         .where('key_id', '=', keyId)
-        .where('created_at', '>=', keyBudget.monthStart)
+        .where('created_at', '>=', monthStart)
         .as('used'),
       eb
         .selectFrom('credit_holds')
@@ -148,11 +156,15 @@ async function keyBudgetRefusal(trx: Db, h: HoldInput, limits: Map<string, numbe
         .as('held'),
     ])
     .executeTakeFirst();
-  const spent = Number(r?.used ?? 0) + Number(r?.held ?? 0) + (inGroup.get(keyId) ?? 0);
-  if (spent + h.credits <= limit) return null;
+  return Number(r?.used ?? 0) + Number(r?.held ?? 0);
+}
+
+/** The refusal of a call costing `credits` on a key with `limit` of which `spent` is used, or null (the hold and the quote share it). */
+export function keyBudgetCheck(limit: number, spent: number, credits: number): AppError | null {
+  if (spent + credits <= limit) return null;
   return new AppError(
     'key_budget_exceeded',
-    `This API key's monthly_credit_limit is ${limit} credits; ${spent} are spent or held this month (UTC) and this call costs ${h.credits} (PATCH /api/account/keys/{key_id} to raise it)`,
+    `This API key's monthly_credit_limit is ${limit} credits; ${spent} are spent or held this month (UTC) and this call costs ${credits} (PATCH /api/account/keys/{key_id} to raise it)`,
   );
 }
 

@@ -7,7 +7,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import { assertKeyAllowsModel, monthStartUtc } from '../keys/policy.ts';
 import type { LowBalance } from './alerts.ts';
-import { createLedgerGroups, type HoldInput } from './group-commit.ts';
+import { createLedgerGroups, type HoldInput, keyBudgetCheck, keySpentThisMonth } from './group-commit.ts';
 import { billingRequired, getBillingAccount, planPayment, sweepExpiredHolds } from './ledger.ts';
 
 export interface MeterCtx {
@@ -61,6 +61,12 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
     async preview(principal, credits) {
       const acct = await getBillingAccount(ctx.database.db, principal.user.id);
       const available = acct?.balance ?? 0;
+      const limit = principal.kind === 'api_key' ? (principal.key?.monthlyCreditLimit ?? null) : null;
+      if (limit !== null) {
+        const spent = await keySpentThisMonth(ctx.database.db, principal.credentialId, monthStartUtc(ctx.clock.now()));
+        const over = keyBudgetCheck(limit, spent, credits);
+        if (over) return { free: 0, metered: 0, available, refusal: over };
+      }
       const plan = planPayment(available, acct?.billing_active ?? false, credits);
       return plan ? { ...plan, available, refusal: null } : { free: 0, metered: 0, available, refusal: billingRequired(credits, available) };
     },

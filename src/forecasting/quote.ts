@@ -32,7 +32,7 @@ export type ForecastQuoteRequestT = z.infer<typeof ForecastQuoteRequest>;
 
 const QuoteRefusal = z
   .object({
-    status: z.number().int().describe('HTTP status the call would get: 402, 403, 404, 413 or 503.'),
+    status: z.number().int().describe('HTTP status the call would get: 402, 403, 404, 409, 413 or 503.'),
     code: z.enum(ERROR_CODES),
     message: z.string(),
   })

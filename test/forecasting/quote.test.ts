@@ -81,6 +81,25 @@ describe(`POST /v1/forecast/quote (${DB_KIND})`, () => {
     assert.equal((await booksOf(t, u.id)).debits, 0);
   });
 
+  test("a key's monthly_credit_limit is quoted: 402 key_budget_exceeded in would_refuse, as the call then answers", async () => {
+    const u = await registerUser(t);
+    const made = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'budget', monthly_credit_limit: 1 } });
+    assert.equal(made.status, 200, made.text);
+    const fits = await quote(made.body.key, { request: ONE_CREDIT });
+    assert.equal(fits.body.credits, 1);
+    assert.equal(fits.body.would_refuse, null, 'one credit fits the limit');
+    const first = await call(t, 'POST', '/v1/forecast', { token: made.body.key, body: ONE_CREDIT });
+    assert.equal(first.status, 200, first.text);
+    const q = await quote(made.body.key, { request: ONE_CREDIT });
+    assert.equal(q.status, 200, q.text);
+    assert.equal(q.body.would_refuse?.status, 402);
+    assert.equal(q.body.would_refuse?.code, 'key_budget_exceeded');
+    const real = await call(t, 'POST', '/v1/forecast', { token: made.body.key, body: ONE_CREDIT });
+    assert.equal(real.status, 402, real.text);
+    assert.equal(real.body.code, 'key_budget_exceeded');
+    assert.equal(real.body.error, q.body.would_refuse?.message);
+  });
+
   test('dry_run: true on the three routes answers the quote; nothing runs, nothing is charged, no key is claimed', async () => {
     const u = await registerUser(t);
     const jobs = engine.jobs.length;
