@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
 import { qnorm } from '../engine/stats/normal.ts';
-import { forecastTimestamps, parseFrequency, parseStart } from '../forecasting/frequency.ts';
+import { forecastTimestamps, parseFrequency, parseStart, unknownFrequencyIssue } from '../forecasting/frequency.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
@@ -150,12 +150,7 @@ export function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): A
     }
   });
   if (req.frequency != null && !parseFrequency(req.frequency)) {
-    issues.push({
-      path: ['frequency'],
-      msg: `Unknown frequency '${req.frequency}'. Use a pandas-style code such as h, D, W, MS`,
-      type: 'value_error',
-      input: req.frequency,
-    });
+    issues.push(unknownFrequencyIssue(req.frequency, ['frequency']));
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
   const from = columns.map((cols) => Math.max(0, (cols[0]?.length ?? 0) - (req.detection_size ?? Number.POSITIVE_INFINITY)));

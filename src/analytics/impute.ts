@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
-import { parseFrequency } from '../forecasting/frequency.ts';
+import { parseFrequency, unknownFrequencyIssue } from '../forecasting/frequency.ts';
 import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
@@ -94,12 +94,7 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
     }
   });
   if (req.frequency != null && !parseFrequency(req.frequency)) {
-    issues.push({
-      path: ['frequency'],
-      msg: `Unknown frequency '${req.frequency}'. Use a pandas-style code such as h, D, W, MS`,
-      type: 'value_error',
-      input: req.frequency,
-    });
+    issues.push(unknownFrequencyIssue(req.frequency, ['frequency']));
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
   const gaps: Gap[] = [];

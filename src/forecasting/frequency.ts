@@ -1,3 +1,4 @@
+import type { FieldIssue } from '../shared/errors.ts';
 /**
  * Pandas-style frequency codes: what the service accepts, the season length each implies, and
  * the timestamps of forecast steps. All arithmetic is in UTC.
@@ -263,5 +264,15 @@ export function checkTimestamps(times: readonly Date[], given: Frequency | null)
     msg:
       `Irregular: the first timestamps step by '${best.freq.code}', which puts ${stepTime(times[0] as Date, best.freq, k).toISOString()} here, not ${iso(k)}. ` +
       'Send one timestamp per step of a regular series (a missing observation is null in the target), or set parameters.frequency',
+  };
+}
+
+/** The one 422 issue for a frequency code parseFrequency does not know (forecast, anomalies, impute). */
+export function unknownFrequencyIssue(code: string, path: (string | number)[]): FieldIssue {
+  return {
+    path,
+    msg: `Unknown frequency '${code}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, MS, M, QS, Q, YS, Y`,
+    type: 'value_error',
+    input: code,
   };
 }

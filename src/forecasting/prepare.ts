@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
-import { checkTimestamps, parseFrequency, parseStart, timestampsRepresentable, type Frequency } from './frequency.ts';
+import { checkTimestamps, parseFrequency, parseStart, timestampsRepresentable, type Frequency, unknownFrequencyIssue } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
 
@@ -61,12 +61,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   if (freqCode !== null) {
     frequency = parseFrequency(freqCode);
     if (!frequency) {
-      issues.push({
-        path: at('parameters', p.frequency != null ? 'frequency' : 'freq'),
-        msg: `Unknown frequency '${freqCode}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, MS, M, QS, Q, YS, Y`,
-        type: 'value_error',
-        input: freqCode,
-      });
+      issues.push(unknownFrequencyIssue(freqCode, at('parameters', p.frequency != null ? 'frequency' : 'freq')));
     }
   }
   const levelsRaw = p.quantile_levels ?? p.quantiles ?? DEFAULT_QUANTILES;
