@@ -1,5 +1,5 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
-import { arimaString, autoArima as fitAutoArima, forecastArima } from '../stats/arima.ts';
+import { arimaString, autoArima as fitAutoArima, forecastArima, myarima } from '../stats/arima.ts';
 import { statisticalModel, type FitContext } from './common.ts';
 import { driftForecast } from './simple.ts';
 
@@ -48,6 +48,16 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
       loglik: fit.loglik,
       aicc: fit.aicc,
       modelsTried: result.modelsTried,
+    },
+    refit: (train, h) => {
+      // The chosen orders and constant refitted by CSS-ML (myarima as auto.arima's final fit, no
+      // Hessian check); where they cannot be fitted to the shorter series, the full search.
+      if (result.constantSeries) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
+      const again = myarima(train, fit.arma, fit.regressor !== 'none', 'aicc', false, 0, false);
+      if (!again || !Number.isFinite(again.sigma2)) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
+      const f = forecastArima({ fit: again, x: train, constantSeries: false, modelsTried: 1 }, h);
+      if (f.mean.some((v) => !Number.isFinite(v)) || f.se.some((v) => !Number.isFinite(v))) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
+      return { mean: f.mean, sdLow: f.se, sdHigh: f.se.slice(), info: { model: arimaString(again) } };
     },
   };
 }

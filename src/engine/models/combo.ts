@@ -13,7 +13,11 @@ import { thetaForecast } from './theta.ts';
  * for that reason.
  */
 export function comboForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
-  const members = [etsForecast(y, ctx), arimaForecast(y, ctx), thetaForecast(y, ctx)];
+  return average([etsForecast(y, ctx), arimaForecast(y, ctx), thetaForecast(y, ctx)], ctx);
+}
+
+/** The members' mean; `refit` refits each member's chosen model (theta, which has no search, in full). */
+function average(members: GaussianForecast[], ctx: FitContext): GaussianForecast {
   const avg = (pick: (f: GaussianForecast) => number[]): number[] =>
     pick(members[0]!).map((_, h) => members.reduce((s, f) => s + pick(f)[h]!, 0) / members.length);
   return {
@@ -21,6 +25,13 @@ export function comboForecast(y: readonly number[], ctx: FitContext): GaussianFo
     sdLow: avg((f) => f.sdLow),
     sdHigh: avg((f) => f.sdHigh),
     info: { members: ['auto-ets', 'auto-arima', 'theta'], memberInfo: members.map((m) => m.info) },
+    refit: (train, h) => {
+      const at = { horizon: h, seasonLength: ctx.seasonLength };
+      return average(
+        members.map((m, k) => (m.refit ? m.refit(train, h) : k === 2 ? thetaForecast(train, at) : k === 0 ? etsForecast(train, at) : arimaForecast(train, at))),
+        at,
+      );
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
-import { autoEts as searchEts, etsName, forecastEts } from '../stats/ets.ts';
+import { autoEts as searchEts, type EtsFit, etsModel, etsName, forecastEts } from '../stats/ets.ts';
 import { isConstant } from '../stats/unitroot.ts';
 import { statisticalModel, type FitContext } from './common.ts';
 import { naiveForecast } from './simple.ts';
@@ -22,7 +22,11 @@ export function etsForecast(y: readonly number[], ctx: FitContext): GaussianFore
     const fallback = naiveForecast(y, ctx);
     return { ...fallback, info: { fallback: n > 6 ? 'naive: no ETS model could be fitted' : 'naive: 6 points or fewer' } };
   }
-  const { fit, tried } = found;
+  return etsResult(y, found.fit, ctx, found.tried);
+}
+
+/** Forecast of a fitted ETS model, with `refit`: the same form (error, trend, damping, season) refitted to a shorter series. */
+function etsResult(y: readonly number[], fit: EtsFit, ctx: FitContext, tried: number): GaussianForecast {
   const fc = forecastEts(fit, ctx.horizon);
   const sd = fc.variance.map((v) => (Number.isFinite(v) && v > 0 ? Math.sqrt(v) : 0));
   // The one-step-ahead predictions from the residuals: e = y − f (additive error), e = (y − f) / f (multiplicative).
@@ -44,6 +48,14 @@ export function etsForecast(y: readonly number[], ctx: FitContext): GaussianFore
       sigma2: fit.sigma2,
       aicc: fit.aicc,
       modelsTried: tried,
+    },
+    refit: (train, h) => {
+      // The chosen form on the shorter series; where it cannot be fitted there (a multiplicative
+      // form on data that turned non-positive, too short for the season), the full search.
+      const ok = train.length > 6 && !isConstant(train) && (fit.error === 'A' || train.every((v) => v > 0)) && (fit.season === 'N' || train.length > fit.m);
+      const again = ok ? etsModel(train, fit.m, fit) : null;
+      const at = { horizon: h, seasonLength: ctx.seasonLength };
+      return again ? etsResult(train, again, at, 1) : etsForecast(train, at);
     },
   };
 }

@@ -13,6 +13,12 @@ export interface GaussianForecast {
   info: Record<string, unknown>;
   /** In-sample one-step-ahead predictions of the series fitted, one per value (NaN where none). */
   fitted?: number[];
+  /**
+   * The same model (the specification the search chose: ETS form, ARIMA orders) fitted afresh to
+   * a shorter series, without the model search: what the backtest calibration refits
+   * (models/common.ts). Absent: the calibration runs the whole fitter again.
+   */
+  refit?: (train: number[], horizon: number) => GaussianForecast;
 }
 
 /** Quantile rows (one per level, in the levels' order), forced monotone in the level. */
