@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
@@ -253,7 +254,36 @@ function scoreBacktest(plan: EnsemblePlan, backtest: ForecastResponse | null, se
   return scores.length === 0 ? Number.POSITIVE_INFINITY : scores.reduce((a, b) => a + b, 0) / scores.length;
 }
 
-/** Runs every candidate's backtest and final forecast concurrently; a failing one is dropped. */
+/**
+ * Engine jobs one ensemble keeps in flight: the engine's default share of the threads for one
+ * account (half of them, at least one) plus one waiting. All of a candidate set's jobs at once
+ * (five default candidates, one backtest each: ten jobs) queue behind each other in the
+ * account's share, and on a two-core server the last ones waited past the queue limit
+ * (INFERENCE_QUEUE_WAIT_MS, 30 s) on a 1,000-point hourly series and were dropped as "busy"
+ * (bench/results/hourly-timeouts-before.md). Handed over a few at a time, each job waits for at
+ * most the jobs ahead of it in this ensemble, not for all of them.
+ */
+export const ENSEMBLE_JOBS_IN_FLIGHT = Math.max(1, Math.ceil(availableParallelism() / 2)) + 1;
+
+/** Runs `task`s with at most `n` pending at once, in the order they were given. */
+function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return async (task) => {
+    // A finished task hands its slot to the next waiter directly (active stays counted).
+    if (active >= n) await new Promise<void>((resolve) => queue.push(resolve));
+    else active++;
+    try {
+      return await task();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+/** Runs every candidate's backtests and final forecast, a few engine jobs at a time; a failing candidate is dropped. */
 export async function executeEnsemble(
   ctx: ForecastCtx,
   plan: EnsemblePlan,
@@ -263,12 +293,13 @@ export async function executeEnsemble(
   const req = plan.request;
   const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
   const dropped: string[] = [];
+  const run = limiter(ENSEMBLE_JOBS_IN_FLIGHT);
   const settled = await Promise.all(
     plan.candidates.map(async (c): Promise<Evaluated | null> => {
       try {
         const [final, ...bts] = await Promise.all([
-          executePrepared(ctx, c.final, undefined, tenant),
-          ...c.backtests.map((b) => executePrepared(ctx, b, undefined, tenant)),
+          run(() => executePrepared(ctx, c.final, undefined, tenant)),
+          ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
         ]);
         const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
         return { candidate: c, score, result: final as ForecastResponse };

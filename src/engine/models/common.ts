@@ -88,8 +88,13 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
 export const CALIBRATION_WINDOWS = 3;
 export const LONG_SERIES = 500;
 
+/** Shortest training series of a backtest window: the model's minimum, 8, and two seasons and two points. */
+export function calibrationMinTrain(minPoints: number, seasonLength: number): number {
+  return Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
+}
+
 function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
-  const minTrain = Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
+  const minTrain = calibrationMinTrain(minPoints, seasonLength);
   // A model that chose its specification by a search (ETS form, ARIMA orders) refits that
   // specification only (`fc.refit`): the backtests measure the chosen model's errors at a
   // fraction of the search's cost (auto-arima on 1,000 hourly points: one CSS-ML fit instead of

@@ -57,16 +57,19 @@ export function calibrationOrigins(n: number, horizon: number, opts: Calibration
   return out;
 }
 
-export function calibrationFactor(
+/**
+ * The backtests: for each origin (calibrationOrigins), the standardised errors |z| of the
+ * forecast from that origin, one per step (NaN where the error or the sd is not usable).
+ * Windows whose refit throws, or with no usable step, are left out.
+ */
+export function backtestZ(
   y: readonly number[],
   horizon: number,
   forecastAt: (train: number[], h: number) => GaussianForecast,
   opts: CalibrationOptions,
-): CalibrationResult | null {
-  const origins = calibrationOrigins(y.length, horizon, opts);
-  const z: number[] = [];
-  let used = 0;
-  for (const o of origins) {
+): number[][] {
+  const out: number[][] = [];
+  for (const o of calibrationOrigins(y.length, horizon, opts)) {
     const h = Math.min(horizon, y.length - o);
     let fc: GaussianForecast;
     try {
@@ -74,21 +77,37 @@ export function calibrationFactor(
     } catch {
       continue;
     }
+    const z = new Array<number>(h).fill(Number.NaN);
     let any = false;
     for (let t = 0; t < h; t++) {
       const e = y[o + t]! - fc.mean[t]!;
       const sd = e >= 0 ? fc.sdHigh[t]! : fc.sdLow[t]!;
       if (!Number.isFinite(e) || !(sd > 0)) continue;
-      z.push(Math.abs(e / sd));
+      z[t] = Math.abs(e / sd);
       any = true;
     }
-    if (any) used++;
+    if (any) out.push(z);
   }
-  if (used === 0 || z.length === 0) return null;
+  return out;
+}
+
+/** The factor from the backtests' |z| (see the module comment); null without a usable window. */
+export function factorFromZ(windows: readonly (readonly number[])[]): CalibrationResult | null {
+  const z = windows.flat().filter((v) => Number.isFinite(v));
+  if (windows.length === 0 || z.length === 0) return null;
   z.sort((a, b) => a - b);
   const raw = Math.min(5, Math.max(0.2, quantile(z, CAL_LEVEL) / Z80));
-  const w = used / (used + 0.5);
-  return { factor: Math.exp(w * Math.log(raw)), rawFactor: raw, windows: used, errors: z.length };
+  const w = windows.length / (windows.length + 0.5);
+  return { factor: Math.exp(w * Math.log(raw)), rawFactor: raw, windows: windows.length, errors: z.length };
+}
+
+export function calibrationFactor(
+  y: readonly number[],
+  horizon: number,
+  forecastAt: (train: number[], h: number) => GaussianForecast,
+  opts: CalibrationOptions,
+): CalibrationResult | null {
+  return factorFromZ(backtestZ(y, horizon, forecastAt, opts));
 }
 
 export function scaleForecast(fc: GaussianForecast, factor: number): GaussianForecast {
