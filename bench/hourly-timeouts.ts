@@ -40,7 +40,9 @@ const TIMEOUT_S = 30;
 const ORIGIN = Number(values.origin);
 
 function readColumns(file: string): { name: string; values: number[] }[] {
-  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8').trim().split('\n');
+  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8')
+    .trim()
+    .split('\n');
   const header = lines[0]!.split(',').slice(1);
   const rows = lines.slice(1).map((l) => l.split(',').slice(1).map(Number));
   return header.map((h, j) => ({ name: `${file.replace('.csv', '')}:${h}`, values: rows.map((r) => r[j]!) }));
@@ -175,7 +177,9 @@ if (!values['no-ensemble']) {
       smapes.push(smape(c.actual, mean));
       for (const f of out.response.ensemble_metadata.selection.filters_applied) if (f.includes('failed')) failures.push(`${c.id}: ${f}`);
       for (const m of out.response.ensemble_metadata.models_in_ensemble) members[m] = (members[m] ?? 0) + 1;
-      console.log(`ensemble ${c.id} ${wall.toFixed(1)} s; members ${out.response.ensemble_metadata.models_in_ensemble.join(',')} (load ${loadavg()[0]!.toFixed(1)})`);
+      console.log(
+        `ensemble ${c.id} ${wall.toFixed(1)} s; members ${out.response.ensemble_metadata.models_in_ensemble.join(',')} (load ${loadavg()[0]!.toFixed(1)})`,
+      );
     }
   } finally {
     await engine.close();

@@ -124,22 +124,28 @@ for (const [name, rule] of Object.entries(RULES)) {
   lines.push(`### rule: ${name}`, '', '| model | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
   for (const model of Object.keys(data)) {
     const row: Record<string, { coverage: number; wql: number }> = {};
-    for (const f of FREQUENCIES) row[f] = score(model, rule, series.map((s, i) => (s.frequency === f ? i : -1)).filter((i) => i >= 0));
+    for (const f of FREQUENCIES)
+      row[f] = score(
+        model,
+        rule,
+        series.map((s, i) => (s.frequency === f ? i : -1)).filter((i) => i >= 0),
+      );
     row.all = score(
       model,
       rule,
       series.map((_, i) => i),
     );
     table[name][model] = row;
-    lines.push(
-      `| ${model} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`,
-    );
+    lines.push(`| ${model} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`);
   }
   lines.push('');
 }
 console.log(lines.join('\n'));
 const dir = path.join(repoRoot, 'bench', 'results');
-writeFileSync(path.join(dir, `${values.out}.json`), `${JSON.stringify({ generatedAt: new Date().toISOString(), every, series: series.length, table }, null, 2)}\n`);
+writeFileSync(
+  path.join(dir, `${values.out}.json`),
+  `${JSON.stringify({ generatedAt: new Date().toISOString(), every, series: series.length, table }, null, 2)}\n`,
+);
 writeFileSync(
   path.join(dir, `${values.out}.md`),
   [

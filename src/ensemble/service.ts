@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
+import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
 import { executePrepared, planForecast } from '../forecasting/service.ts';
@@ -24,7 +25,19 @@ interface Candidate {
   final: PreparedForecast;
   credits: number;
   usage: Usage;
+  /**
+   * Set when the candidate is the equal-weight mean of other candidates (`combo` when auto-ets,
+   * auto-arima and theta are candidates too): its forecasts are averaged from theirs, not run.
+   */
+  derivedFrom?: readonly string[];
 }
+
+/**
+ * Built-in combinations whose members' forecasts an ensemble computes anyway. Running `combo`
+ * again would refit its three members on every window: the heaviest jobs of a default ensemble
+ * (on 1,000 hourly points about half its CPU time; bench/results/hourly-timeouts.md).
+ */
+const DERIVED: Record<string, readonly string[]> = { combo: COMBO_MEMBERS };
 
 export interface EnsemblePlan {
   request: EnsembleRequestT;
@@ -183,6 +196,12 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       filters.push(`${id}: skipped, max_models=${req.max_models} reached`);
       continue;
     }
+    const members = DERIVED[id];
+    if (members?.every((m) => candidates.some((c) => c.model === m))) {
+      // Averaged from its members' forecasts in this ensemble: no job of its own, no charge.
+      candidates.push({ model: id, backtests, final, credits: 0, usage: ZERO, derivedFrom: members });
+      continue;
+    }
     if (req.budget != null && total + credits > req.budget) {
       filters.push(`${id}: skipped, its ${credits} credits would exceed the budget of ${req.budget} (${total} planned)`);
       continue;
@@ -294,21 +313,51 @@ export async function executeEnsemble(
   const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
   const dropped: string[] = [];
   const run = limiter(ENSEMBLE_JOBS_IN_FLIGHT);
+  const ran = new Map<string, { final: ForecastResponse; backtests: ForecastResponse[] }>();
   const settled = await Promise.all(
-    plan.candidates.map(async (c): Promise<Evaluated | null> => {
-      try {
-        const [final, ...bts] = await Promise.all([
-          run(() => executePrepared(ctx, c.final, undefined, tenant)),
-          ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
-        ]);
-        const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
-        return { candidate: c, score, result: final as ForecastResponse };
-      } catch (err) {
-        dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
-        return null;
-      }
-    }),
+    plan.candidates
+      .filter((c) => !c.derivedFrom)
+      .map(async (c): Promise<Evaluated | null> => {
+        try {
+          const [final, ...bts] = await Promise.all([
+            run(() => executePrepared(ctx, c.final, undefined, tenant)),
+            ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
+          ]);
+          ran.set(c.model, { final: final as ForecastResponse, backtests: bts });
+          const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
+          return { candidate: c, score, result: final as ForecastResponse };
+        } catch (err) {
+          dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
+          return null;
+        }
+      }),
   );
+  for (const c of plan.candidates) {
+    if (!c.derivedFrom) continue;
+    const parts = c.derivedFrom.map((m) => ran.get(m));
+    if (parts.some((p) => p === undefined)) {
+      dropped.push(`${c.model}: dropped, a member it averages failed`);
+      continue;
+    }
+    const done = parts as { final: ForecastResponse; backtests: ForecastResponse[] }[];
+    const bts = c.backtests.map((_, k) =>
+      averaged(
+        c.model,
+        done.map((p) => p.backtests[k]!),
+        req.metadata ?? null,
+      ),
+    );
+    const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
+    settled.push({
+      candidate: c,
+      score,
+      result: averaged(
+        c.model,
+        done.map((p) => p.final),
+        req.metadata ?? null,
+      ),
+    });
+  }
   const evaluated = settled.filter((x): x is Evaluated => x !== null);
   if (evaluated.length === 0) {
     throw new AppError('upstream_empty', `Every candidate failed: ${dropped.join('; ')}`);
@@ -390,6 +439,26 @@ export async function executeEnsemble(
     },
   };
   return { response, credits, usage };
+}
+
+/** The equal-weight mean of member forecasts (means and quantiles), presented as `model`'s forecast. */
+function averaged(model: string, members: ForecastResponse[], metadata: Record<string, unknown> | null): ForecastResponse {
+  const b = blend(
+    members,
+    members.map(() => 1 / members.length),
+  );
+  const note = { derived: `equal-weight mean of ${members.map((m) => m.model).join(', ')} as forecast in this ensemble` };
+  return {
+    ...b,
+    outputs: b.outputs.map((o) => ({ ...o, metadata: { ...(o.metadata ?? {}), model_info: [note] } })),
+    id: `fcst_${randomUUID().replaceAll('-', '')}`,
+    created: Math.floor(Date.now() / 1000),
+    model,
+    provider: members[0]?.provider ?? 'builtin',
+    usage: ZERO,
+    latency_ms: 0,
+    metadata,
+  };
 }
 
 /** May `principal` use `model`? The candidate filter of an ensemble (run and quote alike). */

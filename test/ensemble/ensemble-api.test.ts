@@ -154,6 +154,25 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('naive: baseline')));
   });
 
+  test('combo beside its three members is their average, not run again and not charged; without them it runs', async () => {
+    const models = ['auto-ets', 'auto-arima', 'theta', 'combo'];
+    const r = await ensemble({ inputs: [{ target: seasonal }], parameters: { prediction_length: 4, frequency: 'MS' }, models, backtest_windows: 2 });
+    assert.equal(r.status, 200, r.text);
+    const meta = r.body.ensemble_metadata;
+    assert.deepEqual([...meta.models_evaluated].sort(), [...models].sort());
+    assert.equal(meta.cost_breakdown.find((c: { model: string }) => c.model === 'combo').credits, 0);
+    const result = (m: string) => r.body.ranked_results.find((x: { model: string }) => x.model === m).result;
+    const combo = result('combo');
+    for (let t = 0; t < 4; t++) {
+      const avg = (result('auto-ets').outputs[0].mean[t][0] + result('auto-arima').outputs[0].mean[t][0] + result('theta').outputs[0].mean[t][0]) / 3;
+      assert.ok(Math.abs(combo.outputs[0].mean[t][0] - avg) < 1e-9 * Math.max(1, Math.abs(avg)));
+    }
+    assert.match(JSON.stringify(combo.outputs[0].metadata.model_info), /equal-weight mean of auto-ets, auto-arima, theta/);
+    const alone = await ensemble({ inputs: [{ target: seasonal }], parameters: { prediction_length: 4, frequency: 'MS' }, models: ['theta', 'combo'] });
+    assert.equal(alone.status, 200, alone.text);
+    assert.ok(alone.body.ensemble_metadata.cost_breakdown.find((c: { model: string }) => c.model === 'combo').credits > 0);
+  });
+
   test('backtest_windows: scored over several windows and charged per window; a candidate worse than seasonal naive is not blended', async () => {
     const body = { inputs: [{ target: seasonal }], parameters: { prediction_length: 6, frequency: 'MS' }, models: ['naive', 'seasonal-naive', 'theta'] };
     const one = await ensemble(body);

@@ -56,7 +56,8 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
       const again = myarima(train, fit.arma, fit.regressor !== 'none', 'aicc', false, 0, false);
       if (!again || !Number.isFinite(again.sigma2)) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
       const f = forecastArima({ fit: again, x: train, constantSeries: false, modelsTried: 1 }, h);
-      if (f.mean.some((v) => !Number.isFinite(v)) || f.se.some((v) => !Number.isFinite(v))) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
+      if (f.mean.some((v) => !Number.isFinite(v)) || f.se.some((v) => !Number.isFinite(v)))
+        return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
       return { mean: f.mean, sdLow: f.se, sdHigh: f.se.slice(), info: { model: arimaString(again) } };
     },
   };

@@ -12,6 +12,9 @@ import { thetaForecast } from './theta.ts';
  * their errors were perfectly correlated: an upper bound, so the interval is never too narrow
  * for that reason.
  */
+/** combo's members, in the order it averages them (the ensemble reuses their forecasts: src/ensemble/service.ts). */
+export const COMBO_MEMBERS = ['auto-ets', 'auto-arima', 'theta'] as const;
+
 export function comboForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
   return average([etsForecast(y, ctx), arimaForecast(y, ctx), thetaForecast(y, ctx)], ctx);
 }
@@ -24,7 +27,7 @@ function average(members: GaussianForecast[], ctx: FitContext): GaussianForecast
     mean: avg((f) => f.mean),
     sdLow: avg((f) => f.sdLow),
     sdHigh: avg((f) => f.sdHigh),
-    info: { members: ['auto-ets', 'auto-arima', 'theta'], memberInfo: members.map((m) => m.info) },
+    info: { members: [...COMBO_MEMBERS], memberInfo: members.map((m) => m.info) },
     refit: (train, h) => {
       const at = { horizon: h, seasonLength: ctx.seasonLength };
       return average(
