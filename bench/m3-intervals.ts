@@ -83,9 +83,40 @@ else {
 
 /** A calibration rule: the factor from a series' backtest windows (null = leave as is). */
 type Rule = (z: number[][]) => number | null;
+const Z80 = qnorm(0.9);
+function typeSeven(sorted: readonly number[], p: number): number {
+  const h = (sorted.length - 1) * p;
+  const lo = Math.floor(h);
+  const hi = Math.min(sorted.length - 1, lo + 1);
+  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!);
+}
+/** Variants: `windows` used, |z| quantile `level`, shrink weight k / (k + `shrink`) in log scale. */
+function variant(windows: number, level: number, shrink: number): Rule {
+  return (zw) => {
+    const use = zw.slice(0, windows);
+    const z = use
+      .flat()
+      .filter((v) => Number.isFinite(v))
+      .sort((a, b) => a - b);
+    if (z.length === 0) return null;
+    const raw = Math.min(5, Math.max(0.2, typeSeven(z, level) / Z80));
+    const w = use.length / (use.length + shrink);
+    return Math.exp(w * Math.log(raw));
+  };
+}
 const RULES: Record<string, Rule> = {
   none: () => 1,
-  [`current (${CALIBRATION_WINDOWS} windows)`]: (z) => factorFromZ(z.slice(0, CALIBRATION_WINDOWS))?.factor ?? null,
+  [`the service's (${CALIBRATION_WINDOWS} windows, Q0.85, no shrinking)`]: (z) => factorFromZ(z.slice(0, CALIBRATION_WINDOWS))?.factor ?? null,
+  ...(process.env.RULES === 'all'
+    ? {
+        'before 2026-11-26: w3 q0.85, log c shrunk by k/(k+0.5)': variant(3, 0.85, 0.5),
+        'w5 q0.85 shrink 0.5': variant(5, 0.85, 0.5),
+        'w5 q0.85 no shrink': variant(5, 0.85, 0),
+        'w3 q0.9 shrink 0.5': variant(3, 0.9, 0.5),
+        'w5 q0.9 shrink 0.5': variant(5, 0.9, 0.5),
+        'w5 q0.8 no shrink': variant(5, 0.8, 0),
+      }
+    : {}),
 };
 
 const z80 = qnorm(0.9);

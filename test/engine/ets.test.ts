@@ -114,7 +114,11 @@ describe('interval calibration on backtests', () => {
     assert.ok(narrow.factor > 2, `narrow ${narrow.factor}`);
     assert.ok(wide.factor < 0.3, `wide ${wide.factor}`);
     assert.equal(narrow.windows, 3);
-    assert.ok(narrow.factor < narrow.rawFactor, 'shrunk toward 1');
+    // The factor is the |z| quantile ratio itself, clamped to [1/5, 5].
+    assert.ok(Math.abs(narrow.factor - Math.min(5, narrow.rawFactor)) < 1e-12);
+    const tooNarrow = calibrationFactor(walk, 12, withSd(0.001), { windows: 3, minTrain: 8 })!;
+    assert.equal(tooNarrow.factor, 5);
+    assert.ok(tooNarrow.rawFactor > 5);
   });
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
