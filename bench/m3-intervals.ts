@@ -81,8 +81,8 @@ else {
   if (values.save) writeFileSync(values.save, JSON.stringify(data));
 }
 
-/** A calibration rule: the factor from a series' backtest windows (null = leave as is). */
-type Rule = (z: number[][]) => number | null;
+/** A calibration rule: the factor (or one per step) from a series' backtest windows (null = leave as is). */
+type Rule = (z: number[][], horizon: number) => number | number[] | null;
 const Z80 = qnorm(0.9);
 function typeSeven(sorted: readonly number[], p: number): number {
   const h = (sorted.length - 1) * p;
@@ -104,6 +104,29 @@ function variant(windows: number, level: number, shrink: number): Rule {
     return Math.exp(w * Math.log(raw));
   };
 }
+/**
+ * Per-step factors: the growth of |z| with the step, b in |z_h| ~ (h + 1)^b (least squares of
+ * log |z| on log(h + 1) over all windows, b clamped to [lo, hi]), taken out before the quantile
+ * and put back per step.
+ */
+function sloped(windows: number, level: number, lo: number, hi: number): Rule {
+  return (zw, horizon) => {
+    const pts: [number, number][] = [];
+    for (const w of zw.slice(0, windows)) w.forEach((v, h) => Number.isFinite(v) && v > 0 && pts.push([Math.log(h + 1), Math.log(v)]));
+    if (pts.length === 0) return null;
+    const mx = pts.reduce((a, p) => a + p[0], 0) / pts.length;
+    const my = pts.reduce((a, p) => a + p[1], 0) / pts.length;
+    const sxx = pts.reduce((a, p) => a + (p[0] - mx) ** 2, 0);
+    const sxy = pts.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0);
+    const b = sxx > 0 ? Math.min(hi, Math.max(lo, sxy / sxx)) : 0;
+    const g = (h: number): number => Math.exp(b * (Math.log(h + 1) - mx));
+    const z: number[] = [];
+    for (const w of zw.slice(0, windows)) w.forEach((v, h) => Number.isFinite(v) && z.push(v / g(h)));
+    z.sort((x, y) => x - y);
+    const base = typeSeven(z, level) / Z80;
+    return Array.from({ length: horizon }, (_, h) => Math.min(5, Math.max(0.2, base * g(h))));
+  };
+}
 const RULES: Record<string, Rule> = {
   none: () => 1,
   [`the service's (${CALIBRATION_WINDOWS} windows, Q0.85, no shrinking)`]: (z) => factorFromZ(z.slice(0, CALIBRATION_WINDOWS))?.factor ?? null,
@@ -115,6 +138,10 @@ const RULES: Record<string, Rule> = {
         'w3 q0.9 shrink 0.5': variant(3, 0.9, 0.5),
         'w5 q0.9 shrink 0.5': variant(5, 0.9, 0.5),
         'w5 q0.8 no shrink': variant(5, 0.8, 0),
+        'w3 q0.85 per-step slope in [0, 1]': sloped(3, 0.85, 0, 1),
+        'w3 q0.85 per-step slope in [-0.5, 1]': sloped(3, 0.85, -0.5, 1),
+        'w3 q0.8 per-step slope in [0, 1]': sloped(3, 0.8, 0, 1),
+        'w5 q0.8 per-step slope in [0, 1]': sloped(5, 0.8, 0, 1),
       }
     : {}),
 };
@@ -129,10 +156,12 @@ function score(model: string, rule: Rule, idx: readonly number[]): { coverage: n
   for (const i of idx) {
     const s = series[i]!;
     const c = data[model]![i]!;
-    const f = rule(c.z) ?? 1;
+    const r = rule(c.z, s.horizon) ?? 1;
+    const fAt = (h: number): number => (typeof r === 'number' ? r : r[h]!);
     const nonNeg = s.train.every((v) => v >= 0);
     const floor = (v: number): number => (nonNeg ? Math.max(0, v) : v);
     s.test.forEach((y, h) => {
+      const f = fAt(h);
       const lo = floor(c.mean[h]! - z80 * f * c.sdLow[h]!);
       const hi = floor(c.mean[h]! + z80 * f * c.sdHigh[h]!);
       if (y >= lo && y <= hi) inside++;
