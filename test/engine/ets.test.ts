@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { arimaForecast } from '../../src/engine/models/arima.ts';
+import { comboForecast } from '../../src/engine/models/combo.ts';
 import { etsForecast } from '../../src/engine/models/ets.ts';
 import { mstlPeriods, mstlForecast } from '../../src/engine/models/mstl.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
@@ -119,6 +121,25 @@ describe('interval calibration on backtests', () => {
     const tooNarrow = calibrationFactor(walk, 12, withSd(0.001), { windows: 3, minTrain: 8 })!;
     assert.equal(tooNarrow.factor, 5);
     assert.ok(tooNarrow.rawFactor > 5);
+  });
+  it('backtest refits reuse the chosen specification: the same ETS form and ARIMA orders, no new search', () => {
+    const ctx = { horizon: 12, seasonLength: 12 };
+    const train = AIR.slice(0, 120);
+    const ets = etsForecast(AIR, ctx);
+    const etsAgain = ets.refit!(train, 12);
+    assert.equal(etsAgain.info.model, ets.info.model);
+    assert.equal(etsAgain.info.modelsTried, 1);
+    // The same form fitted directly gives the same forecast.
+    const direct = forecastEts(etsModel(train, 12, { error: 'M', trend: 'A', season: 'M', damped: true })!, 12);
+    etsAgain.mean.forEach((v, h) => close(v, direct.mean[h]!, 1e-9, `step ${h}`));
+    const arima = arimaForecast(AIR, ctx);
+    const arimaAgain = arima.refit!(train, 12);
+    assert.equal(arimaAgain.info.model, arima.info.model);
+    assert.equal(arimaAgain.mean.length, 12);
+    // combo refits each member's choice and averages them.
+    const combo = comboForecast(AIR, ctx).refit!(train, 12);
+    assert.equal(combo.mean.length, 12);
+    assert.ok(combo.mean.every((v) => Number.isFinite(v) && v > 100));
   });
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
