@@ -112,7 +112,11 @@ function variant(windows: number, level: number, shrink: number): Rule {
 function sloped(windows: number, level: number, lo: number, hi: number): Rule {
   return (zw, horizon) => {
     const pts: [number, number][] = [];
-    for (const w of zw.slice(0, windows)) w.forEach((v, h) => Number.isFinite(v) && v > 0 && pts.push([Math.log(h + 1), Math.log(v)]));
+    for (const w of zw.slice(0, windows)) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v) && v > 0) pts.push([Math.log(h + 1), Math.log(v)]);
+      });
+    }
     if (pts.length === 0) return null;
     const mx = pts.reduce((a, p) => a + p[0], 0) / pts.length;
     const my = pts.reduce((a, p) => a + p[1], 0) / pts.length;
@@ -121,7 +125,11 @@ function sloped(windows: number, level: number, lo: number, hi: number): Rule {
     const b = sxx > 0 ? Math.min(hi, Math.max(lo, sxy / sxx)) : 0;
     const g = (h: number): number => Math.exp(b * (Math.log(h + 1) - mx));
     const z: number[] = [];
-    for (const w of zw.slice(0, windows)) w.forEach((v, h) => Number.isFinite(v) && z.push(v / g(h)));
+    for (const w of zw.slice(0, windows)) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v)) z.push(v / g(h));
+      });
+    }
     z.sort((x, y) => x - y);
     const base = typeSeven(z, level) / Z80;
     return Array.from({ length: horizon }, (_, h) => Math.min(5, Math.max(0.2, base * g(h))));

@@ -131,7 +131,9 @@ describe('interval calibration on backtests', () => {
     assert.equal(etsAgain.info.modelsTried, 1);
     // The same form fitted directly gives the same forecast.
     const direct = forecastEts(etsModel(train, 12, { error: 'M', trend: 'A', season: 'M', damped: true })!, 12);
-    etsAgain.mean.forEach((v, h) => close(v, direct.mean[h]!, 1e-9, `step ${h}`));
+    etsAgain.mean.forEach((v, h) => {
+      close(v, direct.mean[h]!, 1e-9, `step ${h}`);
+    });
     const arima = arimaForecast(AIR, ctx);
     const arimaAgain = arima.refit!(train, 12);
     assert.equal(arimaAgain.info.model, arima.info.model);
