@@ -12,7 +12,8 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { executeEnsemble, planEnsemble } from '../src/ensemble/service.ts';
+import { executeEnsemble, planEnsemble, seasonalNaive } from '../src/ensemble/service.ts';
+import { mase as ensembleMase, smape as ensembleSmape } from '../src/ensemble/metrics.ts';
 import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
 import { FREQUENCIES, loadM3, mase, repoRoot, smape } from './lib/m3.ts';
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     top: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '4' },
     out: { type: 'string' },
+    variants: { type: 'boolean', default: false },
   },
 });
 const every = Number(values.every);
@@ -40,6 +42,8 @@ const FREQ = { yearly: 'Y', quarterly: 'Q', monthly: 'M', other: 'Y' } as const;
 const { engine } = benchEngine();
 const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
 const forecasts: number[][] = new Array(series.length);
+/** Per series: each candidate's backtest score and final mean, and seasonal naive's backtest score (--variants). */
+const detail: { scores: Record<string, number>; means: Record<string, number[]>; yardstick: number }[] = new Array(series.length);
 const evaluated = new Set<string>();
 const picks = new Map<string, number>();
 let credits = 0;
@@ -60,6 +64,17 @@ async function lane(): Promise<void> {
     const plan = await planEnsemble(ctx, req, async () => true);
     const out = await executeEnsemble(ctx, plan);
     forecasts[i] = out.response.ensemble_result.outputs[0]!.mean.map((row) => row[0]!);
+    if (values.variants && plan.windows === 1) {
+      const bt = s.train.slice(0, s.train.length - plan.heldOut);
+      const actual = s.train.slice(s.train.length - plan.heldOut);
+      const season = s.seasonality;
+      const snaive = seasonalNaive(bt, plan.heldOut, season);
+      detail[i] = {
+        scores: Object.fromEntries(out.response.ranked_results.map((r) => [r.model, r.score])),
+        means: Object.fromEntries(out.response.ranked_results.map((r) => [r.model, r.result.outputs[0]!.mean.map((row) => row[0]!)])),
+        yardstick: values.metric === 'mase' ? ensembleMase(actual, snaive, bt, season) : ensembleSmape(actual, snaive),
+      };
+    }
     credits += out.credits;
     for (const m of out.response.ensemble_metadata.models_in_ensemble) picks.set(m, (picks.get(m) ?? 0) + 1);
     for (const m of out.response.ensemble_metadata.models_evaluated) evaluated.add(m);
@@ -114,6 +129,41 @@ const result = {
   beats_every_single: Object.values(singles).length > 0 ? Object.values(singles).every((s) => ensemble.smape < s.smape) : null,
   beats_theta_13: ensemble.smape < 13.0,
 };
+const variantRows: Record<string, { smape: number; mase: number; byFrequency: Record<string, { smape: number; mase: number }> }> = {};
+if (values.variants) {
+  type D = (typeof detail)[number];
+  const avg = (ms: number[][], w: number[]): number[] => ms[0]!.map((_, h) => ms.reduce((a, m, k) => a + w[k]! * m[h]!, 0));
+  const ranked = (d: D): string[] => Object.keys(d.scores).sort((a, b) => d.scores[a]! - d.scores[b]! || a.localeCompare(b));
+  const eligible = (d: D): string[] => {
+    const e = ranked(d).filter((m) => d.scores[m]! <= d.yardstick);
+    return e.length > 0 ? e : ranked(d).slice(0, 1);
+  };
+  const eq = (d: D, ms: string[]): number[] => avg(ms.map((m) => d.means[m]!), ms.map(() => 1 / ms.length));
+  const VARIANTS: Record<string, (d: D) => number[]> = {
+    'equal mean of every candidate': (d) => eq(d, Object.keys(d.means)),
+    'equal mean of the candidates that beat seasonal naive': (d) => eq(d, eligible(d)),
+    'equal mean of the top 3 that beat seasonal naive': (d) => eq(d, eligible(d).slice(0, 3)),
+    'equal mean of the top 2 that beat seasonal naive': (d) => eq(d, eligible(d).slice(0, 2)),
+    'best candidate only': (d) => d.means[ranked(d)[0]!]!,
+    'combo unless it loses to seasonal naive, else best': (d) => (eligible(d).includes('combo') ? d.means.combo! : d.means[ranked(d)[0]!]!),
+  };
+  for (const [name, f] of Object.entries(VARIANTS)) {
+    const fc = series.map((_, i) => (detail[i] ? f(detail[i]) : forecasts[i]!));
+    const by: Record<string, { smape: number; mase: number }> = {};
+    let sa = 0;
+    let ma = 0;
+    for (const fr of FREQUENCIES) {
+      const idx = series.map((x, i) => (x.frequency === fr ? i : -1)).filter((i) => i >= 0);
+      if (idx.length === 0) continue;
+      const sm = idx.map((i) => smape(series[i]!.test, fc[i]!));
+      const ms = idx.map((i) => mase(series[i]!.train, series[i]!.test, fc[i]!, series[i]!.seasonality));
+      by[fr] = { smape: sm.reduce((a, b) => a + b, 0) / idx.length, mase: ms.reduce((a, b) => a + b, 0) / idx.length };
+      sa += sm.reduce((a, b) => a + b, 0);
+      ma += ms.reduce((a, b) => a + b, 0);
+    }
+    variantRows[name] = { smape: sa / series.length, mase: ma / series.length, byFrequency: by };
+  }
+}
 writeFileSync(path.join(repoRoot, `bench/results/${outBase}.json`), `${JSON.stringify(result, null, 2)}\n`);
 
 const cell = (x: { smape: number; mase: number } | undefined) => (x ? `${x.smape.toFixed(2)} / ${x.mase.toFixed(3)}` : '');
@@ -131,6 +181,7 @@ const lines = [
   '|---|---|---|---|---|---|',
   row('**ensemble**', ensemble),
   ...Object.entries(singles).map(([m, s]) => row(m, s)),
+  ...Object.entries(variantRows).map(([m, s]) => row(`variant (offline, same runs): ${m}`, s)),
   ...Object.entries(PUBLISHED).map(([name, r]) => refRow(`${name} (published)`, r)),
   ...Object.entries(R_FORECAST).map(([name, r]) => refRow(`R ${name}`, r)),
   '',
