@@ -29,6 +29,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     out: { type: 'string' },
     variants: { type: 'boolean', default: false },
+    windows: { type: 'string' },
   },
 });
 const every = Number(values.every);
@@ -60,19 +61,25 @@ async function lane(): Promise<void> {
       ...(explicit ? { models: explicit } : {}),
       top_n: Number(values.top),
       scoring_metric: values.metric,
+      ...(values.windows ? { backtest_windows: Number(values.windows) } : {}),
     });
     const plan = await planEnsemble(ctx, req, async () => true);
     const out = await executeEnsemble(ctx, plan);
     forecasts[i] = out.response.ensemble_result.outputs[0]!.mean.map((row) => row[0]!);
-    if (values.variants && plan.windows === 1) {
-      const bt = s.train.slice(0, s.train.length - plan.heldOut);
-      const actual = s.train.slice(s.train.length - plan.heldOut);
-      const season = s.seasonality;
-      const snaive = seasonalNaive(bt, plan.heldOut, season);
+    if (values.variants) {
+      // Seasonal naive on the same windows, scored as the service scores the yardstick.
+      let yardstick = 0;
+      for (let k = 0; k < plan.windows; k++) {
+        const end = s.train.length - k * plan.heldOut;
+        const bt = s.train.slice(0, end - plan.heldOut);
+        const actual = s.train.slice(end - plan.heldOut, end);
+        const snaive = seasonalNaive(bt, plan.heldOut, s.seasonality);
+        yardstick += (values.metric === 'mase' ? ensembleMase(actual, snaive, bt, s.seasonality) : ensembleSmape(actual, snaive)) / plan.windows;
+      }
       detail[i] = {
         scores: Object.fromEntries(out.response.ranked_results.map((r) => [r.model, r.score])),
         means: Object.fromEntries(out.response.ranked_results.map((r) => [r.model, r.result.outputs[0]!.mean.map((row) => row[0]!)])),
-        yardstick: values.metric === 'mase' ? ensembleMase(actual, snaive, bt, season) : ensembleSmape(actual, snaive),
+        yardstick,
       };
     }
     credits += out.credits;
@@ -175,7 +182,7 @@ const refRow = (name: string, r: (typeof PUBLISHED)[string]) =>
 const lines = [
   '# M3: the ensemble against the single models it chooses from',
   '',
-  `Generated ${result.date} by \`npm run bench:ensemble --${every > 1 ? ` --every ${every}` : ''}${explicit ? ` --models ${explicit.join(',')}` : ''}\` over ${series.length} series, official horizons. Candidates: ${candidates.join(', ')}${explicit ? '' : ' (the default choice)'}; top_n ${result.top_n}; scoring ${result.scoring_metric}; hold-out = the horizon (or half the series). sMAPE / MASE as in shared/data/m3/README.md.`,
+  `Generated ${result.date} by \`npm run bench:ensemble -- ${process.argv.slice(2).join(' ')}\` over ${series.length} series, official horizons. Candidates: ${candidates.join(', ')}${explicit ? '' : ' (the default choice)'}; top_n ${result.top_n}; backtest windows ${values.windows ?? '1 (default)'}; scoring ${result.scoring_metric}; hold-out = the horizon (or half the series). sMAPE / MASE as in shared/data/m3/README.md.`,
   '',
   '| model | yearly | quarterly | monthly | other | all |',
   '|---|---|---|---|---|---|',
