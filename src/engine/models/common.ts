@@ -101,7 +101,7 @@ function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizo
   // dozens). Models without a search are refitted in full.
   const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength }));
   const cal = calibrationFactor(y, horizon, refit, {
-    windows: y.length > LONG_SERIES ? 1 : CALIBRATION_WINDOWS,
+    windows: y.length > LONG_SERIES ? Number(process.env.LONG_WINDOWS ?? 1) : CALIBRATION_WINDOWS,
     minTrain,
   });
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
