@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FitContext } from '../src/engine/models/common.ts';
-import { calibrationMinTrain, CALIBRATION_WINDOWS, LONG_SERIES } from '../src/engine/models/common.ts';
+import { calibrationMinTrain, CALIBRATION_WINDOWS } from '../src/engine/models/common.ts';
 import { arimaForecast } from '../src/engine/models/arima.ts';
 import { comboForecast } from '../src/engine/models/combo.ts';
 import { etsForecast } from '../src/engine/models/ets.ts';
@@ -72,7 +72,7 @@ else {
       const ctx = { horizon: s.horizon, seasonLength: s.seasonality };
       const fc = fit(s.train, ctx);
       const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
-      const windows = s.train.length > LONG_SERIES ? 1 : Number(values.windows);
+      const windows = Number(values.windows);
       const z = backtestZ(s.train, s.horizon, refit, { windows, minTrain: calibrationMinTrain(4, s.seasonality) });
       return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z };
     });
