@@ -145,7 +145,11 @@ if (values.variants) {
     const e = ranked(d).filter((m) => d.scores[m]! <= d.yardstick);
     return e.length > 0 ? e : ranked(d).slice(0, 1);
   };
-  const eq = (d: D, ms: string[]): number[] => avg(ms.map((m) => d.means[m]!), ms.map(() => 1 / ms.length));
+  const eq = (d: D, ms: string[]): number[] =>
+    avg(
+      ms.map((m) => d.means[m]!),
+      ms.map(() => 1 / ms.length),
+    );
   const VARIANTS: Record<string, (d: D) => number[]> = {
     'equal mean of every candidate': (d) => eq(d, Object.keys(d.means)),
     'equal mean of the candidates that beat seasonal naive': (d) => eq(d, eligible(d)),
