@@ -4,6 +4,14 @@ import { statisticalModel, type FitContext } from './common.ts';
 import { etsForecast } from './ets.ts';
 import { thetaForecast } from './theta.ts';
 
+/** combo's members, in the order it averages them (the ensemble reuses their forecasts: src/ensemble/service.ts). */
+export const COMBO_MEMBERS = ['auto-ets', 'auto-arima', 'theta'] as const;
+const MEMBER_FITTERS: readonly ((y: readonly number[], ctx: FitContext) => GaussianForecast)[] = [
+  etsForecast,
+  arimaForecast,
+  (y, ctx) => thetaForecast(y, ctx),
+];
+
 /**
  * Equal-weight combination of AutoETS, AutoARIMA and Theta: combining a few good methods is
  * the most reliable gain of the M competitions (M3's and M4's best simple entries are
@@ -12,11 +20,11 @@ import { thetaForecast } from './theta.ts';
  * their errors were perfectly correlated: an upper bound, so the interval is never too narrow
  * for that reason.
  */
-/** combo's members, in the order it averages them (the ensemble reuses their forecasts: src/ensemble/service.ts). */
-export const COMBO_MEMBERS = ['auto-ets', 'auto-arima', 'theta'] as const;
-
 export function comboForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
-  return average([etsForecast(y, ctx), arimaForecast(y, ctx), thetaForecast(y, ctx)], ctx);
+  return average(
+    MEMBER_FITTERS.map((fit) => fit(y, ctx)),
+    ctx,
+  );
 }
 
 /** The members' mean; `refit` refits each member's chosen model (theta, which has no search, in full). */
@@ -31,7 +39,7 @@ function average(members: GaussianForecast[], ctx: FitContext): GaussianForecast
     refit: (train, h) => {
       const at = { horizon: h, seasonLength: ctx.seasonLength };
       return average(
-        members.map((m, k) => (m.refit ? m.refit(train, h) : k === 2 ? thetaForecast(train, at) : k === 0 ? etsForecast(train, at) : arimaForecast(train, at))),
+        members.map((m, k) => (m.refit ? m.refit(train, h) : MEMBER_FITTERS[k]!(train, at))),
         at,
       );
     },
