@@ -84,7 +84,8 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
  * whatever the series' length. Long series used to get one window (each refit then repeated the
  * model search: auto-arima on 1,000 hourly points cost about 5 s of CPU per refit); refits of the
  * chosen model are cheap, and on 28 ETT hourly cases (bench/ett-hourly.ts --origins 2) one
- * window's factor left 80% intervals covering 73-79% (theta, naive, auto-ets), three 78-86%.
+ * window's factor left 80% intervals covering 73-79% (theta, naive, auto-ets, mstl, auto-arima), three
+ * 79-86% (bench/results/ett-hourly.md).
  */
 export const CALIBRATION_WINDOWS = 3;
 
