@@ -151,7 +151,8 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
       const r: ForecastRequestT = {
         model: req.model,
         inputs: targets.slice(k, k + CHUNK).map((target) => ({ target })),
-        parameters: { prediction_length: h, quantile_levels: [0.5], frequency: req.frequency ?? null },
+        // The mean only: no quantile is billed, and the engine skips the interval calibration's refits.
+        parameters: { prediction_length: h, quantile_levels: [], frequency: req.frequency ?? null },
         metadata: null,
       };
       out.push(planForecast(ctx, r));
