@@ -374,6 +374,12 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     for (const id of ['auto-ets', 'seasonal-naive', 'theta']) await page.getByRole('checkbox', { name: id, exact: true }).uncheck();
     await page.getByRole('button', { name: 'Run the backtest' }).click();
     await page.getByRole('alert').filter({ hasText: 'Pick at least one model' }).waitFor();
+
+    // The backtest is recorded with the playground's usage source, like its forecasts.
+    await page.goto('/account/usage');
+    const recent = page.getByRole('region', { name: 'Recent calls' });
+    await recent.waitFor();
+    assert.match(await recent.innerText(), /cross-validation\s+playground\s+session/);
     assert.deepEqual(errors, []);
     await ctx.close();
   });
