@@ -101,6 +101,13 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
       const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
       assert.ok(scroll <= inner, `${path} is ${scroll}px wide in a ${inner}px viewport`);
     }
+    // Each playground mode's form fits too (a visitor sees the sign-in card; a signed-in user the form).
+    await register(page, uniqueEmail('web-narrow'));
+    for (const mode of ['Detect anomalies', 'Fill gaps (impute)', 'Cross-validate (backtest)', 'Forecast']) {
+      await page.getByRole('radio', { name: mode }).check();
+      const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+      assert.ok(scroll <= inner, `the ${mode} form is ${scroll}px wide in a ${inner}px viewport`);
+    }
     assert.deepEqual(errors, []);
     await ctx.close();
   });
