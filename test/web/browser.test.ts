@@ -287,7 +287,7 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     assert.match(await flagged.innerText(), /\b320\b/);
 
     // Online mode: only the last 10 points are scored.
-    await page.getByLabel(/^Score only the last N points/).fill('10');
+    await page.getByLabel(/^Last N points only/).fill('10');
     await page.getByRole('button', { name: 'Detect anomalies' }).click();
     await card.getByText(/flagged of 10 scored points/).waitFor();
 

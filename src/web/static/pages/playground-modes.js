@@ -49,17 +49,17 @@ export function AnomalyParams({ p, set, models }) {
   const fitted = models.filter((m) => (m.capabilities ?? []).includes('fitted_values'));
   return html`<fieldset>
     <legend>Anomaly detection</legend>
-    <div class="row">
-      <${Field} id="an-method" label="Method">
-        <select id="an-method" value=${p.method} onChange=${change('method')}>
-          <option value="forecast">forecast — outside the model's prediction interval</option>
-          <option value="zscore">zscore — far from the rolling mean</option>
+    <div class="row top">
+      <${Field} id="an-method" label="Method" help=${p.method === 'forecast' ? "Flags values outside the model's prediction interval." : 'Flags values far from the mean of the previous values.'}>
+        <select id="an-method" value=${p.method} onChange=${change('method')} aria-describedby="an-method-help">
+          <option value="forecast">forecast</option>
+          <option value="zscore">zscore</option>
         </select>
       <//>
       ${
         p.method === 'forecast'
-          ? html`<${Field} id="an-model" label="Model (with in-sample fitted values)">
-                <select id="an-model" value=${p.model} onChange=${change('model')}>
+          ? html`<${Field} id="an-model" label="Model" help="Models with in-sample fitted values.">
+                <select id="an-model" value=${p.model} onChange=${change('model')} aria-describedby="an-model-help">
                   ${(fitted.length ? fitted : [{ id: 'auto-ets', available: true }]).map(
                     (m) => html`<option value=${m.id} disabled=${m.available === false}>${m.id}</option>`,
                   )}
@@ -75,7 +75,7 @@ export function AnomalyParams({ p, set, models }) {
                 <input id="an-sensitivity" type="number" step="0.1" min="1.5" max="6" value=${p.sensitivity} onInput=${change('sensitivity')} required />
               <//>`
       }
-      <${Field} id="an-last" label="Score only the last N points (optional)" help="Online mode: the earlier points are context.">
+      <${Field} id="an-last" label="Last N points only (optional)" help="Online mode: only these are scored; the earlier points are context.">
         <input id="an-last" type="number" min="1" value=${p.detectionSize} onInput=${change('detectionSize')} aria-describedby="an-last-help" />
       <//>
     </div>
@@ -135,11 +135,11 @@ export function ImputeParams({ p, set, models }) {
   return html`<fieldset>
     <legend>Imputation</legend>
     <p class="muted">Write each missing value as <code>null</code> or <code>NaN</code> in the values (an uploaded file: an empty cell or a missing time step).</p>
-    <div class="row">
-      <${Field} id="im-method" label="Fill method">
-        <select id="im-method" value=${p.method} onChange=${change('method')}>
-          <option value="model">model — forecast into each gap from both sides, blended</option>
-          <option value="linear">linear — straight line between the neighbours</option>
+    <div class="row top">
+      <${Field} id="im-method" label="Fill method" help=${p.method === 'model' ? 'Each gap is forecast from both sides, the two blended.' : 'A straight line between the neighbours of each gap.'}>
+        <select id="im-method" value=${p.method} onChange=${change('method')} aria-describedby="im-method-help">
+          <option value="model">model</option>
+          <option value="linear">linear</option>
         </select>
       <//>
       ${
@@ -200,7 +200,7 @@ export function CvParams({ p, set, models }) {
           html`<label class="field check"><input type="checkbox" checked=${p.models.includes(m.id)} disabled=${!m.available} onChange=${toggle(m.id)} />${m.id}</label>`,
       )}
     </fieldset>
-    <div class="row">
+    <div class="row top">
       <${Field} id="cv-horizon" label="Steps per window">
         <input id="cv-horizon" type="number" min="1" value=${p.horizon} onInput=${change('horizon')} required />
       <//>
