@@ -57,15 +57,19 @@ const isStep = (x: unknown): boolean => isValue(x) || (Array.isArray(x) && x.len
 export const ForecastInput = z
   .object({
     target: fastArray(
-      z
-        .array(Step)
-        .describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.'),
+      z.array(Step).describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.'),
       isStep,
     ).optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
     timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),
-    past_covariates: z.record(z.string().max(128), fastArray(z.array(Value), isValue)).nullish().describe('Name → values aligned with target.'),
-    future_covariates: z.record(z.string().max(128), fastArray(z.array(z.number()), isNumber)).nullish().describe('Name → values for the forecast steps.'),
+    past_covariates: z
+      .record(z.string().max(128), fastArray(z.array(Value), isValue))
+      .nullish()
+      .describe('Name → values aligned with target.'),
+    future_covariates: z
+      .record(z.string().max(128), fastArray(z.array(z.number()), isNumber))
+      .nullish()
+      .describe('Name → values for the forecast steps.'),
     static_covariates: z.record(z.string().max(128), z.number()).nullish().describe('Name → one number for the series.'),
     metadata: Metadata.nullish().describe(
       `Echoed back in the output (item_id, …). At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`,

@@ -138,7 +138,7 @@ type Visit = { v: unknown; depth: number; parent: Visit | null; key: string | nu
 
 function pathOf(f: Visit | null): (string | number)[] {
   const path: (string | number)[] = [];
-  for (let x = f; x && x.parent; x = x.parent) path.push(x.key);
+  for (let x = f; x?.parent; x = x.parent) path.push(x.key);
   return path.reverse();
 }
 
