@@ -7,6 +7,7 @@ import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type Engine, type EngineOptionsPerJob, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
+import type { EncodedForecast } from './encode.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
 
 export interface EngineOptions {
@@ -172,7 +173,7 @@ export function createEngine(options: EngineOptions): Engine {
     return { ...impl.info, available: false, unavailableReason: 'verifying the downloaded files (sha256); try again in a moment' };
   }
 
-  return {
+  const engine = {
     models: () => impls.map(info),
 
     model(id: string): ModelInfo | undefined {
@@ -189,7 +190,7 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
-    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]> {
+    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
@@ -257,4 +258,6 @@ export function createEngine(options: EngineOptions): Engine {
       await pool.destroy();
     },
   };
+  // forecast answers JSON text (EncodedForecast) for an `encode` job that ran on a worker.
+  return engine as Engine;
 }

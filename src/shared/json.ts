@@ -8,8 +8,29 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** A serialised JSON document, as chunks to send one after the other (never joined into one string). */
 export interface JsonChunks {
-  chunks: string[];
+  /** Text, or UTF-8 bytes (RawJson written elsewhere, e.g. by a worker thread). */
+  chunks: (string | Uint8Array)[];
   bytes: number;
+}
+
+/**
+ * A value already serialised (UTF-8 JSON text): serialiseJson writes its bytes as they are. Lets a
+ * worker thread write the millions of numbers of a forecast while this thread writes the rest.
+ */
+export class RawJson {
+  readonly bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
+  /** For JSON.stringify, should one meet it (slow: parses the text back). */
+  toJSON(): unknown {
+    return JSON.parse(Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString('utf8'));
+  }
+}
+
+/** The whole document as one string (e.g. to store it); joins the chunks. */
+export function jsonText(json: JsonChunks): string {
+  return json.chunks.map((c) => (typeof c === 'string' ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength).toString('utf8'))).join('');
 }
 
 /** Scalars written per slice before the serialiser yields to the event loop. */
@@ -38,7 +59,7 @@ function scalar(v: unknown): string | undefined {
  * about SLICE scalars with a turn of the event loop between slices.
  */
 export async function serialiseJson(value: unknown): Promise<JsonChunks> {
-  const chunks: string[] = [];
+  const chunks: (string | Uint8Array)[] = [];
   let bytes = 0;
   let parts: string[] = [];
   let written = 0;
@@ -52,6 +73,12 @@ export async function serialiseJson(value: unknown): Promise<JsonChunks> {
   const stack: Frame[] = [];
   // Opens a container or writes a scalar; returns false for values JSON omits.
   const open = (raw: unknown): boolean => {
+    if (raw instanceof RawJson) {
+      flush();
+      chunks.push(raw.bytes);
+      bytes += raw.bytes.byteLength;
+      return true;
+    }
     let v = raw;
     if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON(): unknown }).toJSON();
     if (Array.isArray(v)) {
