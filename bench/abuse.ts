@@ -21,7 +21,9 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report'): Promise<ProbeReport> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
+  // ABUSE_NODE_ARGS: extra flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where its main thread goes.
+  const nodeArgs = process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
     env: {
       ...process.env,
       PORT: String(port),

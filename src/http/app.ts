@@ -17,6 +17,14 @@ import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblem } from '../shared/json.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed, walked, validated and
+ * prepared in separate turns of the event loop, each tens of milliseconds at most, never together.
+ */
+const LARGE_BODY_BYTES = 512 * 1024;
+export const isLargeBody = (req: FastifyRequest): boolean => Number(req.headers['content-length'] ?? 0) >= LARGE_BODY_BYTES;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -195,6 +203,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   // for what neither database can store (NUL, lone surrogates), and every body for nesting deeper
   // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next).
   app.addHook('preValidation', async (req, reply) => {
+    // A large body was parsed in this turn of the event loop: let other requests run before it is walked.
+    if (isLargeBody(req)) await nextTurn();
     const parts = [
       ['path', req.params],
       ['query', req.query],
