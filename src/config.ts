@@ -60,6 +60,7 @@ const envSchema = z.object({
   INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
+  MCP_MAX_OUTPUT_VALUES: intFrom(200_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
   OAUTH_CODE_TTL_SECONDS: intFrom(60, 10, 600),
@@ -192,6 +193,11 @@ export type Config = {
   forecast: {
     /** Largest response, in numbers (horizon × series × (1 + quantile levels + samples)); beyond: 413. */
     maxOutputValues: number;
+    /**
+     * The same cap for MCP tool calls (at most maxOutputValues): the MCP SDK writes a tool's whole
+     * answer in one JSON.stringify on the event loop, and an agent reads it as text.
+     */
+    mcpMaxOutputValues: number;
   };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
@@ -356,7 +362,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
     },
-    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES },
+    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,

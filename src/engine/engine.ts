@@ -30,6 +30,8 @@ export interface EngineOptions {
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
+  /** Longest turn of the event loop spent on inline jobs (default 4 ms; at least one job runs per turn). */
+  inlineTurnMs?: number;
   /** For tests: another worker module exporting `runTask`, and the models it knows. */
   workerFile?: URL;
   impls?: readonly ModelImpl[];
@@ -109,6 +111,50 @@ export function createEngine(options: EngineOptions): Engine {
       if (i < 0) return;
       const [w] = waiting.splice(i, 1) as [Waiter];
       w.admit(take(w.tenant));
+    }
+  }
+
+  // The inline lane: trivial jobs wait here and run on this thread in turns of the event loop of at
+  // most inlineTurnMs each (at least one job per turn), one job per tenant in rotation, so neither
+  // a batch of 64 of them nor one account's burst holds the loop or overtakes other accounts.
+  const inlineTurnMs = options.inlineTurnMs ?? 4;
+  const lanes = new Map<string | null, (() => void)[]>();
+  const rotation: (string | null)[] = [];
+  let laneTurnScheduled = false;
+  function inline<T>(tenant: string | null, run: () => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const start = () => {
+        try {
+          resolve(run());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const lane = lanes.get(tenant);
+      if (lane) lane.push(start);
+      else {
+        lanes.set(tenant, [start]);
+        rotation.push(tenant);
+      }
+      if (!laneTurnScheduled) {
+        laneTurnScheduled = true;
+        setImmediate(laneTurn);
+      }
+    });
+  }
+  function laneTurn(): void {
+    laneTurnScheduled = false;
+    const began = performance.now();
+    do {
+      const tenant = rotation.shift() as string | null;
+      const lane = lanes.get(tenant) as (() => void)[];
+      (lane.shift() as () => void)();
+      if (lane.length > 0) rotation.push(tenant);
+      else lanes.delete(tenant);
+    } while (rotation.length > 0 && performance.now() - began < inlineTurnMs);
+    if (rotation.length > 0) {
+      laneTurnScheduled = true;
+      setImmediate(laneTurn);
     }
   }
 
@@ -197,19 +243,25 @@ export function createEngine(options: EngineOptions): Engine {
       if (!status.available) throw new EngineError('unavailable', status.unavailableReason ?? `model '${job.model}' is not available`);
       validateJob(job);
       if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+      const tenant = opts?.tenant ?? null;
       if (INLINE_MODELS.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES) {
-        const startedAt = performance.now();
+        const queuedAt = performance.now();
+        let startedAt = queuedAt;
         try {
-          return await impl.forecast(job, env);
+          return await inline(tenant, () => {
+            startedAt = performance.now();
+            if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+            return impl.forecast(job, env);
+          });
         } catch (err) {
           if (err instanceof EngineError) throw err;
           throw new EngineError('failed', err instanceof Error ? err.message : String(err));
         } finally {
-          opts?.onTiming?.({ queueMs: 0, runMs: performance.now() - startedAt });
+          opts?.onTiming?.({ queueMs: startedAt - queuedAt, runMs: performance.now() - startedAt });
         }
       }
       const queuedAt = Date.now();
-      const release = await admit(opts?.tenant ?? null, opts?.signal);
+      const release = await admit(tenant, opts?.signal);
       // The worker reports its thread as it picks the task up: the running-time limit starts then,
       // and a timed-out job keeps its slot until that thread has really exited.
       const { port1, port2 } = new MessageChannel();

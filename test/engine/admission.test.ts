@@ -90,4 +90,36 @@ describe('engine admission', () => {
     assert.equal(engine.stats?.().waiting, 0);
     await running;
   });
+  const naive: ForecastJob = { model: 'naive', series: [[1, 2, 3]], horizon: 2, quantileLevels: [0.5], numSamples: 0, seasonLength: null, seed: 1 };
+  const counting = () => {
+    const naiveImpl = impls.find((m) => m.info.id === 'naive');
+    assert.ok(naiveImpl);
+    const log: string[] = [];
+    const impl = {
+      ...naiveImpl,
+      forecast: (j: ForecastJob, env: Parameters<typeof naiveImpl.forecast>[1]) => (log.push(String(j.seed)), naiveImpl.forecast(j, env)),
+    };
+    return { impl, log };
+  };
+
+  it('inline jobs (naive, small) run in turns of the event loop, never inside the call that submits them (issue #11: a batch of 64 held the loop)', async () => {
+    const { impl, log } = counting();
+    const engine = make({ impls: [impl], inlineTurnMs: 0 });
+    const jobs = Array.from({ length: 64 }, () => engine.forecast(naive, { tenant: 'a' }));
+    assert.equal(log.length, 0, 'submitting ran nothing');
+    const seen: number[] = [];
+    setImmediate(() => seen.push(log.length));
+    await Promise.all(jobs);
+    assert.equal(log.length, 64);
+    assert.deepEqual(seen, [1], 'one job per turn with inlineTurnMs 0: the loop turned between them');
+  });
+
+  it("one account's burst of inline jobs does not hold back another account's: one job per account in rotation", async () => {
+    const { impl, log } = counting();
+    const engine = make({ impls: [impl], inlineTurnMs: 0 });
+    const burst = Array.from({ length: 20 }, (_, k) => engine.forecast({ ...naive, seed: 100 + k }, { tenant: 'a' }));
+    const other = engine.forecast({ ...naive, seed: 1 }, { tenant: 'b' });
+    await Promise.all([...burst, other]);
+    assert.deepEqual(log.slice(0, 3), ['100', '1', '101']);
+  });
 });
