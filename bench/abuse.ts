@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
-type ProbeReport = { op: 'report'; rss: number; peakRss: number; loopDelayMs: { p50: number; p99: number; max: number } };
+type ProbeReport = { op: 'report'; rss: number; peakRss: number; mainHeap: number; external: number; loopDelayMs: { p50: number; p99: number; max: number } };
 
 const MB = 1024 * 1024;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -199,6 +199,7 @@ try {
       seconds: round(seconds, 2),
       peak_rss_mb: Math.round(during.peakRss / MB),
       rss_after_3s_mb: Math.round(afterwards.rss / MB),
+      main_heap_after_3s_mb: Math.round(afterwards.mainHeap / MB),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
       loop_delay_max_ms: round(during.loopDelayMs.max),
       healthz_samples: healthz.length,
@@ -228,6 +229,7 @@ try {
     'seconds',
     'peak_rss_mb',
     'rss_after_3s_mb',
+    'main_heap_after_3s_mb',
     'loop_delay_p99_ms',
     'loop_delay_max_ms',
     'healthz_p99_ms',

@@ -30,6 +30,12 @@ export interface EngineOptions {
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
+  /**
+   * A worker thread whose JavaScript heap (committed) is past this many bytes after a job is
+   * replaced by a fresh one before it takes another job, so the memory a large job made V8 reserve
+   * goes back to the system (default 256 MB; 0: never).
+   */
+  workerRecycleBytes?: number;
   /** Longest turn of the event loop spent on inline jobs (default 4 ms; at least one job runs per turn). */
   inlineTurnMs?: number;
   /** For tests: another worker module exporting `runTask`, and the models it knows. */
@@ -87,6 +93,15 @@ export function createEngine(options: EngineOptions): Engine {
   const runningBy = new Map<string, number>();
   const waiting: Waiter[] = [];
   const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
+  const recycleBytes = Math.max(0, options.workerRecycleBytes ?? 256 * 1024 * 1024);
+  let recycled = 0;
+  /** Ends `thread` (piscina starts another when needed); resolves once it has exited. */
+  async function recycle(thread: Worker): Promise<void> {
+    recycled++;
+    const exited = once(thread, 'exit').catch(() => undefined);
+    await thread.terminate().catch(() => undefined);
+    await exited;
+  }
 
   function take(tenant: string | null): () => void {
     running++;
@@ -284,6 +299,8 @@ export function createEngine(options: EngineOptions): Engine {
       let stopping: Promise<unknown> | null = null;
       try {
         result = await pool.run({ job, env, queuedAt, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
+        // A thread whose heap grew past the bound is replaced; its slot is given back once it has exited.
+        if (thread && recycleBytes > 0 && (result.heapBytes ?? 0) > recycleBytes) stopping = recycle(thread);
       } catch (err) {
         // A killed job's timing: its wait, then the rest as running.
         const now = Date.now();
@@ -304,7 +321,7 @@ export function createEngine(options: EngineOptions): Engine {
       return result.forecasts;
     },
 
-    stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy) }),
+    stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy), recycled }),
 
     async close(): Promise<void> {
       await pool.destroy();

@@ -133,7 +133,12 @@ export interface Engine {
   forecast(job: ForecastJob & { encode: true }, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast>;
   forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
   /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
-  stats?(): { running: number; waiting: number; runningByTenant?: Record<string, number> };
+  stats?(): {
+    running: number;
+    waiting: number;
+    runningByTenant?: Record<string, number> /** Worker threads replaced for their heap size. */;
+    recycled?: number;
+  };
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { type EncodedForecast, encodedBuffers, encodeForecasts } from './encode.ts';
@@ -18,7 +19,11 @@ export interface WorkerTask {
 export type WorkerResult = (
   | { ok: true; forecasts: SeriesForecast[] | EncodedForecast }
   | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number; field?: EngineError['field'] }
-) & { timing?: JobTiming };
+) & {
+  timing?: JobTiming;
+  /** This thread's committed JavaScript heap after the job: the engine replaces a thread grown too large. */
+  heapBytes?: number;
+};
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
@@ -32,10 +37,10 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       // createEngine validated the job before sending it (validateJob): it is not checked twice.
       const forecasts = await impl.forecast(job, env);
-      if (!job.encode) return { ok: true, forecasts, timing: timing() };
+      if (!job.encode) return { ok: true, forecasts, timing: timing(), heapBytes: getHeapStatistics().total_heap_size };
       // Written here, moved (not copied) to the thread serving HTTP.
       const encoded = encodeForecasts(job, forecasts);
-      const result: WorkerResult = { ok: true, forecasts: encoded, timing: timing() };
+      const result: WorkerResult = { ok: true, forecasts: encoded, timing: timing(), heapBytes: getHeapStatistics().total_heap_size };
       return Piscina.move({ [Piscina.transferableSymbol]: encodedBuffers(encoded), [Piscina.valueSymbol]: result } as never) as unknown as WorkerResult;
     } catch (err) {
       if (err instanceof EngineError) {
