@@ -53,11 +53,14 @@ async function startProbedServer(): Promise<{ base: string; child: ChildProcess;
 }
 
 /** Polls /healthz every 10 ms from its own thread (so this process's JSON work does not skew it). */
-function startPinger(base: string): { stop(): Promise<number[]> } {
+function startPinger(base: string): { ready: Promise<void>; stop(): Promise<number[]> } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const lat = []; let on = true;
      (async () => {
+       // Warm-up (thread start, connection set-up) before anything is recorded.
+       for (let i = 0; i < 3; i++) { const r = await fetch(workerData + '/healthz'); await r.text(); }
+       parentPort.postMessage('ready');
        while (on) {
          const t = performance.now();
          try { const r = await fetch(workerData + '/healthz'); await r.text(); lat.push(performance.now() - t); } catch { lat.push(10000); }
@@ -69,6 +72,7 @@ function startPinger(base: string): { stop(): Promise<number[]> } {
     { eval: true, workerData: base },
   );
   return {
+    ready: new Promise((resolve) => worker.once('message', () => resolve())),
     stop: () =>
       new Promise((resolve) => {
         worker.once('message', (lat: number[]) => {
@@ -177,7 +181,7 @@ try {
     const body = s.body();
     await server.ask('reset');
     const pinger = startPinger(server.base);
-    await new Promise((r) => setTimeout(r, 100));
+    await pinger.ready;
     const t0 = performance.now();
     const results = await Promise.all(
       Array.from({ length: s.parallel ?? 1 }, async () => {

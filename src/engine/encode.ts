@@ -12,8 +12,12 @@ export interface EncodedGroup {
   mean: Uint8Array;
   /** One matrix per quantile level, in the job's order. */
   quantiles: Uint8Array[];
-  /** `[matrix, …]`: the sample paths (a series without samples repeats its mean), or null with numSamples 0. */
-  samples: Uint8Array | null;
+  /**
+   * `[matrix, …]`: the sample paths (a series without samples repeats its mean), or null with
+   * numSamples 0; in pieces, one per sample, written one after the other (the worker never holds
+   * the whole text at once).
+   */
+  samples: Uint8Array[] | null;
 }
 
 export interface EncodedForecast {
@@ -55,32 +59,21 @@ function matrixText(cols: number[][], h: number): string {
 /** The answer of `job` as JSON text per group (see EncodedForecast). */
 export function encodeForecasts(job: ForecastJob, forecasts: SeriesForecast[]): EncodedForecast {
   const h = job.horizon;
+  const matrix = (cols: number[][]) => utf8.encode(matrixText(cols, h));
   const groups = seriesGroups(job).map((members): EncodedGroup => {
     const fc = members.map((i) => forecasts[i] as SeriesForecast);
-    const samples: string[] = [];
-    for (let s = 0; s < job.numSamples; s++)
-      samples.push(
-        matrixText(
-          fc.map((f) => f.samples?.[s] ?? f.mean),
-          h,
-        ),
+    const samples: Uint8Array[] = [];
+    for (let s = 0; s < job.numSamples; s++) {
+      const text = matrixText(
+        fc.map((f) => f.samples?.[s] ?? f.mean),
+        h,
       );
+      samples.push(utf8.encode(`${s === 0 ? '[' : ','}${text}${s === job.numSamples - 1 ? ']' : ''}`));
+    }
     return {
-      mean: utf8.encode(
-        matrixText(
-          fc.map((f) => f.mean),
-          h,
-        ),
-      ),
-      quantiles: job.quantileLevels.map((_, q) =>
-        utf8.encode(
-          matrixText(
-            fc.map((f) => f.quantiles[q] ?? []),
-            h,
-          ),
-        ),
-      ),
-      samples: job.numSamples > 0 ? utf8.encode(`[${samples.join(',')}]`) : null,
+      mean: matrix(fc.map((f) => f.mean)),
+      quantiles: job.quantileLevels.map((_, q) => matrix(fc.map((f) => f.quantiles[q] ?? []))),
+      samples: job.numSamples > 0 ? samples : null,
     };
   });
   return { encoded: true, groups, info: forecasts.map((f) => f.info) };
@@ -90,7 +83,7 @@ export function encodeForecasts(job: ForecastJob, forecasts: SeriesForecast[]): 
 export function encodedBuffers(e: EncodedForecast): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
   for (const g of e.groups) {
-    for (const b of [g.mean, ...g.quantiles, ...(g.samples ? [g.samples] : [])]) out.add(b.buffer as ArrayBuffer);
+    for (const b of [g.mean, ...g.quantiles, ...(g.samples ?? [])]) out.add(b.buffer as ArrayBuffer);
   }
   return [...out];
 }

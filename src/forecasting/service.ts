@@ -113,7 +113,7 @@ export async function executePrepared(
 /** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */
 function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sortedLevels: number[]): ForecastResponse['outputs'] {
   // The matrices are RawJson, written by serialiseJson as they are; the type says number[][] since nothing else reads them.
-  const raw = (bytes: Uint8Array) => new RawJson(bytes) as unknown as number[][];
+  const raw = (bytes: Uint8Array | Uint8Array[]) => new RawJson(bytes) as unknown as number[][];
   let k = 0;
   return prepared.inputs.map((inp, i) => {
     const g = enc.groups[i] as EncodedForecast['groups'][number];

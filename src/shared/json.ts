@@ -18,13 +18,14 @@ export interface JsonChunks {
  * worker thread write the millions of numbers of a forecast while this thread writes the rest.
  */
 export class RawJson {
-  readonly bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
+  /** The text's pieces, in order. */
+  readonly parts: Uint8Array[];
+  constructor(bytes: Uint8Array | Uint8Array[]) {
+    this.parts = Array.isArray(bytes) ? bytes : [bytes];
   }
   /** For JSON.stringify, should one meet it (slow: parses the text back). */
   toJSON(): unknown {
-    return JSON.parse(Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString('utf8'));
+    return JSON.parse(this.parts.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')).join(''));
   }
 }
 
@@ -75,8 +76,10 @@ export async function serialiseJson(value: unknown): Promise<JsonChunks> {
   const open = (raw: unknown): boolean => {
     if (raw instanceof RawJson) {
       flush();
-      chunks.push(raw.bytes);
-      bytes += raw.bytes.byteLength;
+      for (const b of raw.parts) {
+        chunks.push(b);
+        bytes += b.byteLength;
+      }
       return true;
     }
     let v = raw;

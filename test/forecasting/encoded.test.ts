@@ -11,7 +11,7 @@ import { runForecast } from '../../src/forecasting/service.ts';
 import { principalFor } from '../billing/helpers.ts';
 import { call, createTestApp, DB_KIND, registerUser, type TestApp } from '../helpers/app.ts';
 
-const dec = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+const dec = (b: Uint8Array | Uint8Array[]) => (Array.isArray(b) ? b : [b]).map((x) => Buffer.from(x).toString('utf8')).join('');
 
 test('encodeForecasts writes the steps × variates matrices as JSON.stringify would, one group per input', () => {
   const f = (k: number): SeriesForecast => ({
