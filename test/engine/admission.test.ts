@@ -97,7 +97,10 @@ describe('engine admission', () => {
     const log: string[] = [];
     const impl = {
       ...naiveImpl,
-      forecast: (j: ForecastJob, env: Parameters<typeof naiveImpl.forecast>[1]) => (log.push(String(j.seed)), naiveImpl.forecast(j, env)),
+      forecast: (j: ForecastJob, env: Parameters<typeof naiveImpl.forecast>[1]) => {
+        log.push(String(j.seed));
+        return naiveImpl.forecast(j, env);
+      },
     };
     return { impl, log };
   };

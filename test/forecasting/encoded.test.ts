@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { encodeForecasts, isEncoded, seriesGroups } from '../../src/engine/encode.ts';
 import { createEngine } from '../../src/engine/engine.ts';
-import { MODEL_IMPLS } from '../../src/engine/registry.ts';
 import type { Engine, ForecastJob, SeriesForecast } from '../../src/engine/types.ts';
 import { runForecast } from '../../src/forecasting/service.ts';
 import { principalFor } from '../billing/helpers.ts';
