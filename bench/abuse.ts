@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
-type ProbeReport = { op: 'report'; rss: number; peakRss: number; mainHeap: number; external: number; loopDelayMs: { p50: number; p99: number; max: number } };
+type ProbeReport = { op: 'report'; rss: number; peakRss: number; mainHeap: number; mainHeapUsed: number; external: number; loopDelayMs: { p50: number; p99: number; max: number } };
 
 const MB = 1024 * 1024;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -204,6 +204,7 @@ try {
       peak_rss_mb: Math.round(during.peakRss / MB),
       rss_after_3s_mb: Math.round(afterwards.rss / MB),
       main_heap_after_3s_mb: Math.round(afterwards.mainHeap / MB),
+      main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
       loop_delay_max_ms: round(during.loopDelayMs.max),
       healthz_samples: healthz.length,
@@ -216,11 +217,17 @@ try {
   }
   if (only) throw new Exit();
   const final = await server.ask('report');
+  // And once more after 20 s with nothing to do (V8 gives its grown heaps back lazily).
+  await new Promise((r) => setTimeout(r, 20_000));
+  const settled = await server.ask('report');
   const result = {
     date: new Date().toISOString(),
     machine: { cores: availableParallelism(), node: process.version },
     idle_rss_mb: Math.round(idle.rss / MB),
+    idle_main_heap_mb: Math.round(idle.mainHeap / MB),
     final_rss_mb: Math.round(final.rss / MB),
+    settled_rss_mb: Math.round(settled.rss / MB),
+    settled_main_heap_mb: Math.round(settled.mainHeap / MB),
     target: 'healthz p99 < 50 ms while any accepted request runs',
     scenarios: rows,
   };
@@ -244,7 +251,8 @@ try {
 \`npm run bench:abuse\` — the real server (src/main.ts, SQLite, default settings: ${result.machine.cores} cores so 2 workers,
 one account gets 1 of them) in a child process, ${result.machine.cores} cores shared with other work, Node ${result.machine.node}, ${result.date}.
 Event-loop delay is the server's own (\`perf_hooks.monitorEventLoopDelay\`, 5 ms resolution); \`/healthz\` is polled every
-10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB.
+10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB;
+20 s later: ${result.settled_rss_mb} MB (main thread's heap ${result.settled_main_heap_mb} MB; idle ${result.idle_main_heap_mb} MB).
 Target: /healthz p99 under 50 ms while any accepted request runs.
 
 | ${cols.join(' | ')} |
