@@ -14,7 +14,15 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
-type ProbeReport = { op: 'report'; rss: number; peakRss: number; mainHeap: number; mainHeapUsed: number; external: number; loopDelayMs: { p50: number; p99: number; max: number } };
+type ProbeReport = {
+  op: 'report';
+  rss: number;
+  peakRss: number;
+  mainHeap: number;
+  mainHeapUsed: number;
+  external: number;
+  loopDelayMs: { p50: number; p99: number; max: number };
+};
 
 const MB = 1024 * 1024;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
