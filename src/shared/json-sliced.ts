@@ -21,6 +21,9 @@ export interface SlicedOptions {
 
 class Unexpected extends Error {}
 
+/** Large containers opened inside each other at most (a forecast body needs 4: body, inputs, input, target). */
+const MAX_DEPTH = 16;
+
 /** A large container being read: `open` until its first item, `sep` when a comma or its end must come next. */
 type Frame = { kind: 'array' | 'object'; value: unknown[] | Record<string, unknown>; key: string | null; state: 'open' | 'item' | 'sep' };
 
@@ -102,6 +105,9 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
     if (c === 0x7b || c === 0x5b) {
       const end = valueEnd(i, small);
       if (end < 0) {
+        // Each level scans up to `small` characters before it is opened: deep nesting of large
+        // containers would be quadratic. Past MAX_DEPTH the native parser takes the whole text.
+        if (stack.length >= MAX_DEPTH) throw new Unexpected('nested too deep for slicing');
         const frame: Frame = c === 0x5b ? { kind: 'array', value: [], key, state: 'open' } : { kind: 'object', value: {}, key, state: 'open' };
         stack.push(frame);
         i++;

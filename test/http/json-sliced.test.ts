@@ -36,6 +36,16 @@ test('parseJsonSliced refuses what JSON.parse refuses (a text with one character
   );
 });
 
+test('deep nesting of large containers is handed to the native parser instead of being rescanned level by level', async () => {
+  const depth = 200_000;
+  const text = `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+  const t0 = performance.now();
+  await assert.rejects(parseJsonSliced(text), /too deep/);
+  assert.ok(performance.now() - t0 < 2000, 'not quadratic');
+  const wide = `[${Array.from({ length: 20 }, () => `${'['.repeat(12)}${'7,'.repeat(3000)}7${']'.repeat(12)}`).join(',')}]`;
+  assert.deepEqual(await parseJsonSliced(wide, { small: 1024, batch: 4096 }), JSON.parse(wide));
+});
+
 test('a large body is parsed in several turns of the event loop', async () => {
   const body = JSON.stringify({ model: 'naive', inputs: [{ target: Array.from({ length: 20_000 }, (_, t) => [t, t / 3, null]) }] });
   let turns = 0;
