@@ -3,7 +3,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
+import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
 import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
+import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
@@ -56,8 +58,18 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
   }
 }
 
-/** Runs a prepared forecast on the engine and shapes the response (no metering). */
-export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal, tenant?: string): Promise<ForecastResponse> {
+/**
+ * Runs a prepared forecast on the engine and shapes the response (no metering). With `encode`, the
+ * engine may write the numbers as JSON text on its worker thread: the response's matrices (mean,
+ * quantile values, samples) are then RawJson, fit only for serialiseJson (src/shared/json.ts).
+ */
+export async function executePrepared(
+  ctx: ForecastCtx,
+  prepared: PreparedForecast,
+  signal?: AbortSignal,
+  tenant?: string,
+  encode = false,
+): Promise<ForecastResponse> {
   const t0 = performance.now();
   const series: number[][] = [];
   const seriesToInput: number[] = [];
@@ -68,7 +80,7 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
     }
   });
   const sortedLevels = [...prepared.quantileLevels].sort((a, b) => a - b);
-  let forecasts: SeriesForecast[];
+  let forecasts: SeriesForecast[] | EncodedForecast;
   try {
     forecasts = await ctx.engine.forecast(
       {
@@ -82,16 +94,48 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
         // Variates of one input share a group: multivariate models forecast them jointly.
         groupIds: seriesToInput,
         ...(prepared.addHistory ? { fitted: true } : {}),
+        // Fitted values (add_history) are shaped here, against each input's full length.
+        ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
       },
       { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
     );
   } catch (err) {
     throw engineFailure(err, seriesToInput);
   }
-  if (forecasts.length !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
+  const answered = isEncoded(forecasts) ? (forecasts.groups.length === prepared.inputs.length ? forecasts.info.length : -1) : forecasts.length;
+  if (answered !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
+  if (isEncoded(forecasts)) return envelope(prepared, latencyMs, encodedOutputs(prepared, forecasts, sortedLevels));
   return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+}
+
+/** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */
+function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sortedLevels: number[]): ForecastResponse['outputs'] {
+  // The matrices are RawJson, written by serialiseJson as they are; the type says number[][] since nothing else reads them.
+  const raw = (bytes: Uint8Array | Uint8Array[]) => new RawJson(bytes) as unknown as number[][];
+  let k = 0;
+  return prepared.inputs.map((inp, i) => {
+    const g = enc.groups[i] as EncodedForecast['groups'][number];
+    const info = enc.info.slice(k, k + inp.variates.length).filter((x) => x !== undefined);
+    k += inp.variates.length;
+    return {
+      mean: raw(g.mean),
+      quantile_predictions: prepared.quantileLevels.map((level) => ({ level, values: raw(g.quantiles[sortedLevels.indexOf(level)] as Uint8Array) })),
+      samples: g.samples ? (raw(g.samples) as unknown as number[][][]) : null,
+      timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, prepared.horizon) : null,
+      metadata: outputMetadata(inp, info),
+    };
+  });
+}
+
+function outputMetadata(inp: PreparedForecast['inputs'][number], info: unknown[]): Record<string, unknown> | null {
+  const metadata: Record<string, unknown> = {};
+  if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
+  if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
+  if (inp.truncated) metadata.truncated_from = inp.originalLength;
+  if (info.length > 0) metadata.model_info = info;
+  return Object.keys(metadata).length > 0 ? metadata : null;
 }
 
 /** Numbers shaped between two turns of the event loop (a 2-million-number answer must not pin it). */
@@ -129,21 +173,21 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
       samples = [];
       for (let s = 0; s < prepared.numSamples; s++) samples.push(await matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean));
     }
-    const metadata: Record<string, unknown> = {};
-    if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
-    if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
-    if (inp.truncated) metadata.truncated_from = inp.originalLength;
     const info = fc.map((f) => f.info).filter((x) => x !== undefined);
-    if (info.length > 0) metadata.model_info = info;
     outputs.push({
       mean: await matrix((f) => f.mean),
       quantile_predictions,
       samples,
       timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
       ...(prepared.addHistory ? { fitted_values: fittedRows(fc, inp.originalLength) } : {}),
-      metadata: Object.keys(metadata).length > 0 ? metadata : null,
+      metadata: outputMetadata(inp, info),
     });
   }
+  return envelope(prepared, latencyMs, outputs);
+}
+
+function envelope(prepared: PreparedForecast, latencyMs: number, outputs: ForecastResponse['outputs']): ForecastResponse {
+  const h = prepared.horizon;
   const truncated = prepared.inputs.filter((x) => x.truncated).map((x) => x.originalLength);
   return {
     id: `fcst_${randomUUID().replaceAll('-', '')}`,
@@ -207,6 +251,8 @@ export async function runPlanned<T>(
   call: CallInfo,
   finish: (response: ForecastResponse) => Promise<T> | T,
   signal?: AbortSignal,
+  /** `finish` only serialises (serialiseJson): the worker may write the numbers (executePrepared). */
+  encode = false,
 ): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
   const hold = await ctx.meter.hold({
@@ -218,7 +264,7 @@ export async function runPlanned<T>(
     credits,
   });
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id, encode);
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });

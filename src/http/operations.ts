@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
+import { isLargeBody } from './app.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
 import { ErrorBody, errors, IdempotencyKey, ValidationErrorBody } from '../shared/schemas.ts';
@@ -120,6 +122,8 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
           receipt,
         };
+        // Schema validation of a large body ran in this turn: the service's own checks get the next one.
+        if (isLargeBody(req)) await nextTurn();
         if (op.runSerialised) {
           // Serialised before the debit, streamed slice by slice (never joined into one string).
           const json = await op.runSerialised({ deps, caller, input: inputOf(req, part) });
