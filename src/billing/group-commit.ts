@@ -2,6 +2,8 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { insertRows } from '../db/bulk.ts';
+import type { Dialect } from '../db/dialect.ts';
 import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
 import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
@@ -21,8 +23,30 @@ import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type Hold
  */
 type Db = Kysely<DB>;
 
-/** Rows per multi-row INSERT: well inside SQLite's and PostgreSQL's bound-parameter limits. */
+/** Calls per group, so rows per multi-row INSERT: well inside SQLite's and PostgreSQL's bound-parameter limits. */
 const MAX_GROUP = 256;
+
+const HOLD_COLUMNS = ['id', 'user_id', 'request_id', 'free_credits', 'metered_credits', 'created_at', 'expires_at', 'key_id'] as const;
+const USAGE_EVENT_COLUMNS = [
+  'id',
+  'user_id',
+  'request_id',
+  'created_at',
+  'model',
+  'source',
+  'credential_kind',
+  'key_id',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'credits',
+  'free_credits',
+  'metered_credits',
+  'cost_nano_usd',
+  'latency_ms',
+  'status',
+] as const;
+const LEDGER_DEBIT_COLUMNS = ['id', 'user_id', 'kind', 'amount', 'metered_credits', 'request_id', 'usage_event_id', 'description', 'created_at'] as const;
 
 type Outcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
@@ -168,30 +192,24 @@ export function keyBudgetCheck(limit: number, spent: number, credits: number): A
   );
 }
 
+/** What one call takes from its account: prepaid (free) credits and metered credits. */
+type Split = { free: number; metered: number };
+
 /**
- * Holds for a group. Per account, the calls' total is taken with one guarded update when the
- * balance covers it (the common case); otherwise the calls are reserved one by one in arrival
- * order with the single-call logic (free credits first, then metered, or 402), so a group never
- * lets an account spend more than one-by-one reservation would. Then one multi-row insert.
+ * Reserves the calls of a group inside its transaction. Per account, the calls' total is taken
+ * with one guarded update when the balance covers it (the common case); otherwise the calls are
+ * reserved one by one in arrival order with the single-call logic (free credits first, then
+ * metered, or 402), so a group never lets an account spend more than one-by-one reservation
+ * would. Calls of keys with a monthly limit go one by one, their limit checked under the key
+ * row's lock. A refusal fails its call alone (it wrote nothing); a database error fails the group.
  */
-async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow>[]> {
-  const out: Outcome<HoldRow>[] = new Array<Outcome<HoldRow>>(inputs.length);
+async function reserveGroup(trx: Db, inputs: HoldInput[]): Promise<Outcome<Split>[]> {
+  const out: Outcome<Split>[] = new Array<Outcome<Split>>(inputs.length);
   const byUser = new Map<string, number[]>();
   inputs.forEach((h, i) => {
     const list = byUser.get(h.userId);
     if (list) list.push(i);
     else byUser.set(h.userId, [i]);
-  });
-  const rows: HoldRow[] = [];
-  const row = (h: HoldInput, free: number, metered: number): HoldRow => ({
-    id: newId('hld'),
-    user_id: h.userId,
-    request_id: h.requestId,
-    free_credits: free,
-    metered_credits: metered,
-    created_at: h.now,
-    expires_at: h.now + h.ttlMs,
-    key_id: h.keyId ?? null,
   });
   const keyLimits = await lockKeyLimits(trx, inputs);
   const keyHeld = new Map<string, number>();
@@ -213,11 +231,7 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
           .where('balance', '>=', total)
           .executeTakeFirst();
     if (all && Number(all.numUpdatedRows) === 1) {
-      for (const i of idx) {
-        const r = row(inputs[i]!, inputs[i]!.credits, 0);
-        rows.push(r);
-        out[i] = { ok: true, value: r };
-      }
+      for (const i of idx) out[i] = { ok: true, value: { free: inputs[i]!.credits, metered: 0 } };
       continue;
     }
     for (const i of idx) {
@@ -226,10 +240,8 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
         const refusal = await keyBudgetRefusal(trx, h, keyLimits, keyHeld);
         if (refusal) throw refusal;
         const split = await reserveIn(trx, userId, h.credits, h.now);
-        const r = row(h, split.free, split.metered);
-        rows.push(r);
         if (h.keyId) keyHeld.set(h.keyId, (keyHeld.get(h.keyId) ?? 0) + h.credits);
-        out[i] = { ok: true, value: r };
+        out[i] = { ok: true, value: split };
       } catch (err) {
         // Refusals write nothing; anything else is a database fault and fails the group.
         if (!(err instanceof AppError)) throw err;
@@ -237,11 +249,30 @@ async function applyHolds(trx: Db, inputs: HoldInput[]): Promise<Outcome<HoldRow
       }
     }
   }
-  for (let k = 0; k < rows.length; k += MAX_GROUP)
-    await trx
-      .insertInto('credit_holds')
-      .values(rows.slice(k, k + MAX_GROUP))
-      .execute();
+  return out;
+}
+
+/** Holds for a group: the group's reservations (`reserveGroup`), then one multi-row insert of the holds. */
+async function applyHolds(trx: Db, dialect: Dialect, inputs: HoldInput[]): Promise<Outcome<HoldRow>[]> {
+  const splits = await reserveGroup(trx, inputs);
+  const rows: HoldRow[] = [];
+  const out = splits.map((o, i): Outcome<HoldRow> => {
+    if (!o.ok) return o;
+    const h = inputs[i]!;
+    const r: HoldRow = {
+      id: newId('hld'),
+      user_id: h.userId,
+      request_id: h.requestId,
+      free_credits: o.value.free,
+      metered_credits: o.value.metered,
+      created_at: h.now,
+      expires_at: h.now + h.ttlMs,
+      key_id: h.keyId ?? null,
+    };
+    rows.push(r);
+    return { ok: true, value: r };
+  });
+  await insertRows(trx, dialect, 'credit_holds', HOLD_COLUMNS, rows);
   return out;
 }
 
@@ -250,11 +281,6 @@ export interface SettleInput {
   settlement: Settlement;
 }
 
-/**
- * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
- * released fails its call: no 200 without its debit), refunds are summed per account, and the
- * usage events, ledger entries and metered-usage outbox rows go in one insert each.
- */
 /** A settled call: its usage event and what it took (the cost headers). */
 export interface Settled {
   usageEventId: string;
@@ -266,29 +292,35 @@ export interface Settled {
   lowBalance?: LowBalance;
 }
 
-async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
-  const ids = inputs.map((s) => s.hold.id);
-  const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
-  const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
+/** One call to debit: what was reserved for it (a hold, or a reservation made in this transaction) and its settlement. */
+interface Debit {
+  reserved: Pick<HoldRow, 'user_id' | 'free_credits' | 'metered_credits'>;
+  settlement: Settlement;
+}
+
+/**
+ * Writes the debits of a group (after their credits were reserved in this transaction or by
+ * their holds): refunds summed per account, then one insert each for the usage events, ledger
+ * entries and metered-usage outbox rows; then the balances after (cost headers) and the
+ * low-balance alerts. Fills `out[i]` for every debit `i` of `at`.
+ */
+async function writeDebits(trx: Db, dialect: Dialect, debits: Debit[], at: number[], out: Outcome<Settled>[]): Promise<void> {
+  if (debits.length === 0) return;
   const refunds = new Map<string, { credits: number; now: number }>();
   const events: Insertable<UsageEventsTable>[] = [];
   const entries: Insertable<CreditLedgerTable>[] = [];
   const meteredRows: { userId: string; usageEventId: string; credits: number; now: number }[] = [];
-  inputs.forEach(({ hold, settlement: s }, i) => {
-    if (!taken.has(hold.id)) {
-      out[i] = { ok: false, error: new Error(`credit hold ${hold.id} expired before the call finished`) };
-      return;
-    }
-    const { actual, refund, free, metered } = settlementSplit(hold, s.credits);
+  debits.forEach(({ reserved, settlement: s }, k) => {
+    const { actual, refund, free, metered } = settlementSplit(reserved, s.credits);
     if (refund > 0) {
-      const r = refunds.get(hold.user_id) ?? { credits: 0, now: 0 };
-      refunds.set(hold.user_id, { credits: r.credits + refund, now: Math.max(r.now, s.now) });
+      const r = refunds.get(reserved.user_id) ?? { credits: 0, now: 0 };
+      refunds.set(reserved.user_id, { credits: r.credits + refund, now: Math.max(r.now, s.now) });
     }
     const usageEventId = newId('use');
-    events.push(usageEventRow(hold, s, usageEventId, { actual, free, metered }));
+    events.push(usageEventRow(reserved, s, usageEventId, { actual, free, metered }));
     entries.push({
       id: newId('cle'),
-      user_id: hold.user_id,
+      user_id: reserved.user_id,
       kind: 'debit',
       amount: -free,
       metered_credits: metered,
@@ -297,8 +329,8 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
       description: `${s.source} ${s.model}`,
       created_at: s.now,
     });
-    if (metered > 0) meteredRows.push({ userId: hold.user_id, usageEventId, credits: metered, now: s.now });
-    out[i] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
+    if (metered > 0) meteredRows.push({ userId: reserved.user_id, usageEventId, credits: metered, now: s.now });
+    out[at[k]!] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
   });
   for (const [userId, r] of refunds) {
     await trx
@@ -307,10 +339,8 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
       .where('user_id', '=', userId)
       .execute();
   }
-  if (events.length > 0) {
-    await trx.insertInto('usage_events').values(events).execute();
-    await trx.insertInto('credit_ledger').values(entries).execute();
-  }
+  await insertRows(trx, dialect, 'usage_events', USAGE_EVENT_COLUMNS, events);
+  await insertRows(trx, dialect, 'credit_ledger', LEDGER_DEBIT_COLUMNS, entries);
   if (meteredRows.length > 0) {
     const accounts = new Map<string, Awaited<ReturnType<typeof getBillingAccount>>>();
     const outbox: Insertable<MeteredUsageOutboxTable>[] = [];
@@ -332,26 +362,78 @@ async function applySettles(trx: Db, inputs: SettleInput[]): Promise<Outcome<Set
     }
     await trx.insertInto('metered_usage_outbox').values(outbox).execute();
   }
-  // The balance after this group's refunds, one read for all its accounts (x-credits-remaining).
-  const users = [...new Set(inputs.map((x) => x.hold.user_id))];
+  // The balance after this group's debits, one read for all its accounts (x-credits-remaining).
+  const users = [...new Set(debits.map((d) => d.reserved.user_id))];
   const balances = new Map(
     (await trx.selectFrom('billing_accounts').select(['user_id', 'balance']).where('user_id', 'in', users).execute()).map((r) => [
       r.user_id,
       Number(r.balance),
     ]),
   );
-  inputs.forEach(({ hold }, i) => {
-    const o = out[i];
-    if (o?.ok) o.value.balanceAfter = balances.get(hold.user_id) ?? null;
+  debits.forEach(({ reserved }, k) => {
+    const o = out[at[k]!];
+    if (o?.ok) o.value.balanceAfter = balances.get(reserved.user_id) ?? null;
   });
   // The low-balance alert, claimed at most once per account (guarded update), by the first call of the account in this group.
-  const debited = [...new Set(inputs.filter((_, i) => out[i]?.ok).map((x) => x.hold.user_id))];
-  const alerts = await claimLowBalanceAlerts(trx, debited, Math.max(...inputs.map((x) => x.settlement.now)));
+  const alerts = await claimLowBalanceAlerts(trx, users, Math.max(...debits.map((d) => d.settlement.now)));
   for (const a of alerts) {
-    const i = inputs.findIndex((x, k) => x.hold.user_id === a.userId && out[k]?.ok);
-    const o = out[i];
+    const k = debits.findIndex((d) => d.reserved.user_id === a.userId);
+    const o = out[at[k]!];
     if (o?.ok) o.value.lowBalance = a;
   }
+}
+
+/**
+ * Debits + usage events for a group: one DELETE … RETURNING takes the holds (a hold the sweeper
+ * released fails its call: no 200 without its debit), then `writeDebits`.
+ */
+async function applySettles(trx: Db, dialect: Dialect, inputs: SettleInput[]): Promise<Outcome<Settled>[]> {
+  const ids = inputs.map((s) => s.hold.id);
+  const taken = new Set((await trx.deleteFrom('credit_holds').where('id', 'in', ids).returning('id').execute()).map((r) => r.id));
+  const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
+  const debits: Debit[] = [];
+  const at: number[] = [];
+  inputs.forEach(({ hold, settlement }, i) => {
+    if (!taken.has(hold.id)) {
+      out[i] = { ok: false, error: new Error(`credit hold ${hold.id} expired before the call finished`) };
+      return;
+    }
+    debits.push({ reserved: hold, settlement });
+    at.push(i);
+  });
+  await writeDebits(trx, dialect, debits, at, out);
+  return out;
+}
+
+/** A call charged in one step (reserve and debit together): its reservation's fields and its settlement. */
+export interface ChargeInput {
+  reserve: HoldInput;
+  settlement: Settlement;
+}
+
+/**
+ * Charges for a group of calls whose work already ran (inline jobs, ADR 0014): the reservations
+ * of `reserveGroup` (a refusal, 402, fails its call alone and writes nothing for it), then
+ * `writeDebits` for the others, in the same transaction: no hold row is written or deleted.
+ */
+async function applyCharges(trx: Db, dialect: Dialect, inputs: ChargeInput[]): Promise<Outcome<Settled>[]> {
+  const splits = await reserveGroup(
+    trx,
+    inputs.map((c) => c.reserve),
+  );
+  const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
+  const debits: Debit[] = [];
+  const at: number[] = [];
+  splits.forEach((o, i) => {
+    if (!o.ok) {
+      out[i] = o;
+      return;
+    }
+    const c = inputs[i]!;
+    debits.push({ reserved: { user_id: c.reserve.userId, free_credits: o.value.free, metered_credits: o.value.metered }, settlement: c.settlement });
+    at.push(i);
+  });
+  await writeDebits(trx, dialect, debits, at, out);
   return out;
 }
 
@@ -391,18 +473,22 @@ async function applyReleases(trx: Db, inputs: ReleaseInput[]): Promise<Outcome<b
   return inputs.map(({ hold }) => ({ ok: true, value: taken.has(hold.id) }));
 }
 
-/** The three lanes the ledger meter uses. */
+/** The four lanes the ledger meter uses. */
 export interface LedgerGroups {
   hold(input: HoldInput): Promise<HoldRow>;
   settle(input: SettleInput): Promise<Settled>;
+  /** Reserve and debit in one step (a call whose work already ran); rejects with the refusal (402) like `hold`. */
+  charge(input: ChargeInput): Promise<Settled>;
   release(input: ReleaseInput): Promise<boolean>;
 }
 
-export function createLedgerGroups(db: Db): LedgerGroups {
-  const holds = new CommitLane(db, applyHolds);
-  const settles = new CommitLane(db, applySettles);
+export function createLedgerGroups(db: Db, dialect: Dialect): LedgerGroups {
+  const holds = new CommitLane(db, (trx, inputs: HoldInput[]) => applyHolds(trx, dialect, inputs));
+  const settles = new CommitLane(db, (trx, inputs: SettleInput[]) => applySettles(trx, dialect, inputs));
   const releases = new CommitLane(db, applyReleases);
+  const charges = new CommitLane(db, (trx, inputs: ChargeInput[]) => applyCharges(trx, dialect, inputs));
   return {
+    charge: (input) => charges.submit(input),
     hold: (input) => holds.submit(input),
     settle: (input) => settles.submit(input),
     release: (input) => releases.submit(input),

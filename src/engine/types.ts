@@ -124,6 +124,11 @@ export interface Engine {
    * at once, its other jobs wait (bounded) while other tenants' jobs run.
    */
   forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  /**
+   * True when `forecast` would run this job on the calling thread in microseconds (a trivial model
+   * on a small job, ADR 0014): the caller may then run it before reserving its credits.
+   */
+  runsInline?(job: ForecastJob): boolean;
   /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
   stats?(): { running: number; waiting: number; runningByTenant?: Record<string, number> };
   close(): Promise<void>;

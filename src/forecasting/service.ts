@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
-import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
+import { EngineError, type Engine, type ForecastJob, type SeriesForecast } from '../engine/types.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
@@ -56,9 +56,14 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
   }
 }
 
-/** Runs a prepared forecast on the engine and shapes the response (no metering). */
-export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal, tenant?: string): Promise<ForecastResponse> {
-  const t0 = performance.now();
+/** The engine job of a prepared forecast, and how its series map back to the request's inputs. */
+export interface PreparedJob {
+  job: ForecastJob;
+  seriesToInput: number[];
+  sortedLevels: number[];
+}
+
+export function jobOf(prepared: PreparedForecast): PreparedJob {
   const series: number[][] = [];
   const seriesToInput: number[] = [];
   prepared.inputs.forEach((inp, i) => {
@@ -68,23 +73,35 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
     }
   });
   const sortedLevels = [...prepared.quantileLevels].sort((a, b) => a - b);
+  const job: ForecastJob = {
+    model: prepared.model.id,
+    series,
+    horizon: prepared.horizon,
+    quantileLevels: sortedLevels,
+    numSamples: prepared.numSamples,
+    seasonLength: prepared.frequency?.seasonLength ?? null,
+    seed: SEED,
+    // Variates of one input share a group: multivariate models forecast them jointly.
+    groupIds: seriesToInput,
+    ...(prepared.addHistory ? { fitted: true } : {}),
+  };
+  return { job, seriesToInput, sortedLevels };
+}
+
+/** Runs a prepared forecast on the engine and shapes the response (no metering). */
+export async function executePrepared(
+  ctx: ForecastCtx,
+  prepared: PreparedForecast,
+  signal?: AbortSignal,
+  tenant?: string,
+  built: PreparedJob = jobOf(prepared),
+): Promise<ForecastResponse> {
+  const t0 = performance.now();
+  const { job, seriesToInput, sortedLevels } = built;
+  const series = job.series;
   let forecasts: SeriesForecast[];
   try {
-    forecasts = await ctx.engine.forecast(
-      {
-        model: prepared.model.id,
-        series,
-        horizon: prepared.horizon,
-        quantileLevels: sortedLevels,
-        numSamples: prepared.numSamples,
-        seasonLength: prepared.frequency?.seasonLength ?? null,
-        seed: SEED,
-        // Variates of one input share a group: multivariate models forecast them jointly.
-        groupIds: seriesToInput,
-        ...(prepared.addHistory ? { fitted: true } : {}),
-      },
-      { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
-    );
+    forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
     throw engineFailure(err, seriesToInput);
   }
@@ -209,6 +226,10 @@ export async function runPlanned<T>(
   signal?: AbortSignal,
 ): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
+  const built = jobOf(prepared);
+  // A job the engine runs inline costs less than reserving its credits: it runs first and is
+  // reserved and debited in one transaction at commit (ADR 0014); any other job is held first.
+  const inline = ctx.engine.runsInline?.(built.job) === true;
   const hold = await ctx.meter.hold({
     principal,
     requestId: call.requestId,
@@ -216,9 +237,10 @@ export async function runPlanned<T>(
     model: prepared.model.id,
     usage: prepared.usage,
     credits,
+    ...(inline ? { chargeAtCommit: true } : {}),
   });
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id, built);
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });

@@ -11,6 +11,9 @@ import { Receipt } from '../shared/receipt.ts';
 import type { ZApp } from './types.ts';
 import { z } from 'zod';
 
+/** Serialised answers up to this size are sent as one string (one write, a content-length); larger ones are streamed. */
+const ONE_WRITE_BYTES = 256 * 1024;
+
 type InputPart = 'body' | 'querystring' | 'params' | 'params+body';
 
 /**
@@ -121,10 +124,12 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           receipt,
         };
         if (op.runSerialised) {
-          // Serialised before the debit, streamed slice by slice (never joined into one string).
+          // Serialised before the debit; a large answer is streamed slice by slice (never joined
+          // into one string), a small one goes out in one write.
           const json = await op.runSerialised({ deps, caller, input: inputOf(req, part) });
           if (op.spendsCredits) reply.headers(costHeaders(receipt));
-          return reply.type('application/json; charset=utf-8').send(Readable.from(json.chunks, { objectMode: false }));
+          const body = json.bytes <= ONE_WRITE_BYTES ? json.chunks.join('') : Readable.from(json.chunks, { objectMode: false });
+          return reply.type('application/json; charset=utf-8').send(body);
         }
         const out = await op.run({ deps, caller, input: inputOf(req, part) });
         if (op.spendsCredits) reply.headers(costHeaders(receipt));
