@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -56,15 +56,23 @@ interface Pending<I, O> {
   reject: (err: unknown) => void;
 }
 
-/** A queue whose waiting items are applied together in one transaction. */
+/** Applies a group: by default inside one transaction (`inTransaction`); a lane may manage its own. */
+type Apply<I, O> = (db: Db, inputs: I[]) => Promise<Outcome<O>[]>;
+
+const inTransaction =
+  <I, O>(apply: Apply<I, O>): Apply<I, O> =>
+  (db, inputs) =>
+    db.transaction().execute((trx) => apply(trx, inputs));
+
+/** A queue whose waiting items are applied together (one transaction per group). */
 export class CommitLane<I, O> {
   private queue: Pending<I, O>[] = [];
   private running = false;
   private scheduled = false;
   private readonly db: Db;
-  private readonly apply: (trx: Db, inputs: I[]) => Promise<Outcome<O>[]>;
+  private readonly apply: Apply<I, O>;
 
-  constructor(db: Db, apply: (trx: Db, inputs: I[]) => Promise<Outcome<O>[]>) {
+  constructor(db: Db, apply: Apply<I, O>) {
     this.db = db;
     this.apply = apply;
   }
@@ -91,11 +99,9 @@ export class CommitLane<I, O> {
     this.running = true;
     const group = this.queue.splice(0, MAX_GROUP);
     try {
-      const outcomes = await this.db.transaction().execute((trx) =>
-        this.apply(
-          trx,
-          group.map((g) => g.input),
-        ),
+      const outcomes = await this.apply(
+        this.db,
+        group.map((g) => g.input),
       );
       group.forEach((g, i) => {
         const o = outcomes[i]!;
@@ -437,6 +443,131 @@ async function applyCharges(trx: Db, dialect: Dialect, inputs: ChargeInput[]): P
   return out;
 }
 
+/**
+ * The one statement of PostgreSQL's common case (`chargesPostgres`): for each account of the
+ * group, one guarded UPDATE takes the calls' total when the balance covers it; the usage events
+ * and ledger entries of the accounts so debited are inserted by the same statement (rows passed
+ * as one array per column, so the text does not depend on the number of rows). One statement is
+ * one transaction: all of an account's rows are written with its debit, or none are.
+ */
+const CHARGE_STATEMENT = `
+with v as (
+  select * from unnest($1::text[], $2::bigint[]) as v(user_id, total)
+), debit as (
+  update billing_accounts b set balance = b.balance - v.total, updated_at = $3::bigint
+  from v where b.user_id = v.user_id and b.balance >= v.total
+  returning b.user_id, b.balance, b.low_balance_threshold, b.low_balance_alerted_at
+), e as (
+  select * from unnest(
+    $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[],
+    $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[],
+    $19::double precision[], $20::text[], $21::text[]
+  ) as e(id, user_id, request_id, created_at, model, source, credential_kind, key_id,
+         input_tokens, output_tokens, total_tokens, credits, free_credits, metered_credits, cost_nano_usd,
+         latency_ms, ledger_id, description)
+  where e.user_id in (select user_id from debit)
+), events as (
+  insert into usage_events (id, user_id, request_id, created_at, model, source, credential_kind, key_id,
+    input_tokens, output_tokens, total_tokens, credits, free_credits, metered_credits, cost_nano_usd, latency_ms, status)
+  select id, user_id, request_id, created_at, model, source, credential_kind, key_id,
+    input_tokens, output_tokens, total_tokens, credits, free_credits, metered_credits, cost_nano_usd, latency_ms, 'succeeded'
+  from e
+), entries as (
+  insert into credit_ledger (id, user_id, kind, amount, metered_credits, request_id, usage_event_id, description, created_at)
+  select ledger_id, user_id, 'debit', -free_credits, metered_credits, request_id, id, description, created_at from e
+)
+select user_id, balance, low_balance_threshold, low_balance_alerted_at from debit`;
+
+/**
+ * Charges on PostgreSQL, where each statement is a round trip: the accounts whose calls have no
+ * key budget go through CHARGE_STATEMENT (one round trip for the whole group instead of BEGIN,
+ * the debit, two inserts, the balance read and COMMIT); the calls of any account it did not debit
+ * (balance short: metered billing or 402, decided call by call) or that carry a key budget take
+ * the transaction of `applyCharges`, as on SQLite. A low-balance alert the debit made due is
+ * claimed after, by the same guarded update (once per account, across processes).
+ */
+function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>): Apply<ChargeInput, Settled> {
+  return async (db, inputs) => {
+    const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
+    const budgeted = new Set(inputs.filter((c) => c.reserve.keyBudget).map((c) => c.reserve.userId));
+    const totals = new Map<string, number>();
+    let now = 0;
+    for (const c of inputs) {
+      now = Math.max(now, c.reserve.now);
+      if (!budgeted.has(c.reserve.userId)) totals.set(c.reserve.userId, (totals.get(c.reserve.userId) ?? 0) + c.reserve.credits);
+    }
+    const debited = new Map<string, { balance: number; alert: boolean }>();
+    if (totals.size > 0) {
+      const cols: unknown[][] = Array.from({ length: 18 }, () => []);
+      const ids: string[] = [];
+      inputs.forEach((c, i) => {
+        ids[i] = '';
+        if (!totals.has(c.reserve.userId)) return;
+        const id = newId('use');
+        ids[i] = id;
+        const s = c.settlement;
+        const e = usageEventRow({ user_id: c.reserve.userId }, s, id, { actual: c.reserve.credits, free: c.reserve.credits, metered: 0 });
+        const row = [
+          e.id,
+          e.user_id,
+          e.request_id,
+          e.created_at,
+          e.model,
+          e.source,
+          e.credential_kind,
+          e.key_id ?? null,
+          e.input_tokens,
+          e.output_tokens,
+          e.total_tokens,
+          e.credits,
+          e.free_credits,
+          e.metered_credits,
+          e.cost_nano_usd,
+          e.latency_ms,
+          newId('cle'),
+          `${s.source} ${s.model}`,
+        ];
+        for (const [k, v] of row.entries()) cols[k]!.push(v);
+      });
+      const result = await db.executeQuery<{
+        user_id: string;
+        balance: number | string;
+        low_balance_threshold: number | string | null;
+        low_balance_alerted_at: number | string | null;
+      }>(CompiledQuery.raw(CHARGE_STATEMENT, [[...totals.keys()], [...totals.values()], now, ...cols]));
+      for (const r of result.rows) {
+        const balance = Number(r.balance);
+        const threshold = r.low_balance_threshold == null ? null : Number(r.low_balance_threshold);
+        debited.set(r.user_id, { balance, alert: threshold !== null && r.low_balance_alerted_at == null && balance < threshold });
+      }
+      inputs.forEach((c, i) => {
+        const d = debited.get(c.reserve.userId);
+        if (!d) return;
+        const credits = c.reserve.credits;
+        out[i] = { ok: true, value: { usageEventId: ids[i]!, credits, costNanoUsd: credits * c.settlement.creditPriceNanoUsd, balanceAfter: d.balance } };
+      });
+      const due = [...debited].filter(([, d]) => d.alert).map(([userId]) => userId);
+      if (due.length > 0) {
+        for (const a of await claimLowBalanceAlerts(db, due, now)) {
+          const o = out[inputs.findIndex((c) => c.reserve.userId === a.userId)];
+          if (o?.ok) o.value.lowBalance = a;
+        }
+      }
+    }
+    const rest = inputs.map((c, i) => ({ c, i })).filter(({ c }) => !debited.has(c.reserve.userId));
+    if (rest.length > 0) {
+      const outcomes = await inTransaction(
+        db,
+        rest.map((r) => r.c),
+      );
+      rest.forEach(({ i }, k) => {
+        out[i] = outcomes[k]!;
+      });
+    }
+    return out;
+  };
+}
+
 export interface ReleaseInput {
   hold: Pick<HoldRow, 'id' | 'user_id' | 'free_credits'>;
   now: number;
@@ -483,10 +614,17 @@ export interface LedgerGroups {
 }
 
 export function createLedgerGroups(db: Db, dialect: Dialect): LedgerGroups {
-  const holds = new CommitLane(db, (trx, inputs: HoldInput[]) => applyHolds(trx, dialect, inputs));
-  const settles = new CommitLane(db, (trx, inputs: SettleInput[]) => applySettles(trx, dialect, inputs));
-  const releases = new CommitLane(db, applyReleases);
-  const charges = new CommitLane(db, (trx, inputs: ChargeInput[]) => applyCharges(trx, dialect, inputs));
+  const holds = new CommitLane(
+    db,
+    inTransaction((trx, inputs: HoldInput[]) => applyHolds(trx, dialect, inputs)),
+  );
+  const settles = new CommitLane(
+    db,
+    inTransaction((trx, inputs: SettleInput[]) => applySettles(trx, dialect, inputs)),
+  );
+  const releases = new CommitLane(db, inTransaction(applyReleases));
+  const chargeInTransaction = inTransaction((trx, inputs: ChargeInput[]) => applyCharges(trx, dialect, inputs));
+  const charges = new CommitLane(db, dialect === 'postgres' ? chargesPostgres(chargeInTransaction) : chargeInTransaction);
   return {
     charge: (input) => charges.submit(input),
     hold: (input) => holds.submit(input),
