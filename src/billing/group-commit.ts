@@ -201,6 +201,20 @@ export function keyBudgetCheck(limit: number, spent: number, credits: number): A
 /** What one call takes from its account: prepaid (free) credits and metered credits. */
 type Split = { free: number; metered: number };
 
+/** An account as its guarded debit left it: the balance, and whether its low-balance alert is now due (threshold set, armed, crossed). */
+interface AccountAfter {
+  balance: number;
+  alertDue: boolean;
+}
+
+/** One guarded debit of an account's total for the group, returning what the alert check needs (no builder: the hot path). */
+const GUARDED_DEBIT: Record<Dialect, string> = {
+  sqlite:
+    'update billing_accounts set balance = balance - ?, updated_at = ? where user_id = ? and balance >= ? returning balance, low_balance_threshold, low_balance_alerted_at',
+  postgres:
+    'update billing_accounts set balance = balance - $1, updated_at = $2 where user_id = $3 and balance >= $4 returning balance, low_balance_threshold, low_balance_alerted_at',
+};
+
 /**
  * Reserves the calls of a group inside its transaction. Per account, the calls' total is taken
  * with one guarded update when the balance covers it (the common case); otherwise the calls are
@@ -209,8 +223,9 @@ type Split = { free: number; metered: number };
  * would. Calls of keys with a monthly limit go one by one, their limit checked under the key
  * row's lock. A refusal fails its call alone (it wrote nothing); a database error fails the group.
  */
-async function reserveGroup(trx: Db, inputs: HoldInput[]): Promise<Outcome<Split>[]> {
+async function reserveGroup(trx: Db, dialect: Dialect, inputs: HoldInput[]): Promise<{ splits: Outcome<Split>[]; after: Map<string, AccountAfter> }> {
   const out: Outcome<Split>[] = new Array<Outcome<Split>>(inputs.length);
+  const after = new Map<string, AccountAfter>();
   const byUser = new Map<string, number[]>();
   inputs.forEach((h, i) => {
     const list = byUser.get(h.userId);
@@ -229,15 +244,17 @@ async function reserveGroup(trx: Db, inputs: HoldInput[]): Promise<Outcome<Split
     // Calls of keys with a monthly limit go one by one (their limit is checked under a lock first).
     const budgeted = idx.some((i) => inputs[i]!.keyBudget);
     const all = budgeted
-      ? null
-      : await trx
-          .updateTable('billing_accounts')
-          .set({ balance: sql`balance - ${total}`, updated_at: now })
-          .where('user_id', '=', userId)
-          .where('balance', '>=', total)
-          .executeTakeFirst();
-    if (all && Number(all.numUpdatedRows) === 1) {
+      ? undefined
+      : (
+          await trx.executeQuery<{ balance: number | string; low_balance_threshold: number | string | null; low_balance_alerted_at: number | string | null }>(
+            CompiledQuery.raw(GUARDED_DEBIT[dialect], [total, now, userId, total]),
+          )
+        ).rows[0];
+    if (all) {
       for (const i of idx) out[i] = { ok: true, value: { free: inputs[i]!.credits, metered: 0 } };
+      const balance = Number(all.balance);
+      const threshold = all.low_balance_threshold == null ? null : Number(all.low_balance_threshold);
+      after.set(userId, { balance, alertDue: threshold !== null && all.low_balance_alerted_at == null && balance < threshold });
       continue;
     }
     for (const i of idx) {
@@ -255,12 +272,12 @@ async function reserveGroup(trx: Db, inputs: HoldInput[]): Promise<Outcome<Split
       }
     }
   }
-  return out;
+  return { splits: out, after };
 }
 
 /** Holds for a group: the group's reservations (`reserveGroup`), then one multi-row insert of the holds. */
 async function applyHolds(trx: Db, dialect: Dialect, inputs: HoldInput[]): Promise<Outcome<HoldRow>[]> {
-  const splits = await reserveGroup(trx, inputs);
+  const { splits } = await reserveGroup(trx, dialect, inputs);
   const rows: HoldRow[] = [];
   const out = splits.map((o, i): Outcome<HoldRow> => {
     if (!o.ok) return o;
@@ -310,7 +327,14 @@ interface Debit {
  * entries and metered-usage outbox rows; then the balances after (cost headers) and the
  * low-balance alerts. Fills `out[i]` for every debit `i` of `at`.
  */
-async function writeDebits(trx: Db, dialect: Dialect, debits: Debit[], at: number[], out: Outcome<Settled>[]): Promise<void> {
+async function writeDebits(
+  trx: Db,
+  dialect: Dialect,
+  debits: Debit[],
+  at: number[],
+  out: Outcome<Settled>[],
+  known: Map<string, AccountAfter> = new Map(),
+): Promise<void> {
   if (debits.length === 0) return;
   const refunds = new Map<string, { credits: number; now: number }>();
   const events: Insertable<UsageEventsTable>[] = [];
@@ -368,20 +392,25 @@ async function writeDebits(trx: Db, dialect: Dialect, debits: Debit[], at: numbe
     }
     await trx.insertInto('metered_usage_outbox').values(outbox).execute();
   }
-  // The balance after this group's debits, one read for all its accounts (x-credits-remaining).
+  // The balance after this group's debits (x-credits-remaining): what the guarded debit returned,
+  // for accounts debited whole and not refunded since; one read for the others.
   const users = [...new Set(debits.map((d) => d.reserved.user_id))];
-  const balances = new Map(
-    (await trx.selectFrom('billing_accounts').select(['user_id', 'balance']).where('user_id', 'in', users).execute()).map((r) => [
-      r.user_id,
-      Number(r.balance),
-    ]),
-  );
+  const unknown = users.filter((u) => !known.has(u) || refunds.has(u));
+  const balances = new Map<string, number>();
+  for (const u of users) if (!unknown.includes(u)) balances.set(u, known.get(u)!.balance);
+  if (unknown.length > 0) {
+    for (const r of await trx.selectFrom('billing_accounts').select(['user_id', 'balance']).where('user_id', 'in', unknown).execute()) {
+      balances.set(r.user_id, Number(r.balance));
+    }
+  }
   debits.forEach(({ reserved }, k) => {
     const o = out[at[k]!];
     if (o?.ok) o.value.balanceAfter = balances.get(reserved.user_id) ?? null;
   });
-  // The low-balance alert, claimed at most once per account (guarded update), by the first call of the account in this group.
-  const alerts = await claimLowBalanceAlerts(trx, users, Math.max(...debits.map((d) => d.settlement.now)));
+  // The low-balance alert, claimed at most once per account (guarded update), by the first call of
+  // the account in this group; skipped for an account whose debit showed no alert due.
+  const claim = users.filter((u) => unknown.includes(u) || known.get(u)!.alertDue);
+  const alerts = await claimLowBalanceAlerts(trx, claim, Math.max(...debits.map((d) => d.settlement.now)));
   for (const a of alerts) {
     const k = debits.findIndex((d) => d.reserved.user_id === a.userId);
     const o = out[at[k]!];
@@ -423,8 +452,9 @@ export interface ChargeInput {
  * `writeDebits` for the others, in the same transaction: no hold row is written or deleted.
  */
 async function applyCharges(trx: Db, dialect: Dialect, inputs: ChargeInput[]): Promise<Outcome<Settled>[]> {
-  const splits = await reserveGroup(
+  const { splits, after } = await reserveGroup(
     trx,
+    dialect,
     inputs.map((c) => c.reserve),
   );
   const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
@@ -439,7 +469,7 @@ async function applyCharges(trx: Db, dialect: Dialect, inputs: ChargeInput[]): P
     debits.push({ reserved: { user_id: c.reserve.userId, free_credits: o.value.free, metered_credits: o.value.metered }, settlement: c.settlement });
     at.push(i);
   });
-  await writeDebits(trx, dialect, debits, at, out);
+  await writeDebits(trx, dialect, debits, at, out, after);
   return out;
 }
 

@@ -128,7 +128,7 @@ describe(`crash safety: SIGKILL during a stream of forecasts (${DB_KIND})`, () =
             body: JSON.stringify({ requests: Array.from({ length: 16 }, () => ONE_CREDIT) }),
           });
           const body = (await r.json()) as { data?: { ok: boolean }[] };
-          if (r.status === 200) body.data?.forEach((d, k) => d.ok && ok.push(`${id}:${k}`));
+          if (r.status === 200) for (const [k, d] of (body.data ?? []).entries()) if (d.ok) ok.push(`${id}:${k}`);
         } catch {
           // connection reset by the kill
         }
@@ -165,7 +165,9 @@ describe(`crash safety: SIGKILL during a stream of forecasts (${DB_KIND})`, () =
         assert.equal(debits.length, events.length, 'one debit per usage event');
         assert.deepEqual(new Set(debits.map((d) => d.usage_event_id)), new Set(events.map((e) => e.id)));
         assert.equal(books.balance, 80000 - events.length);
-        process.stdout.write(`# crash test: ${sent} forecasts sent (single and batch items), ${ok.length} answered 200 before SIGKILL, ${events.length} usage events, balance ${books.balance}\n`);
+        process.stdout.write(
+          `# crash test: ${sent} forecasts sent (single and batch items), ${ok.length} answered 200 before SIGKILL, ${events.length} usage events, balance ${books.balance}\n`,
+        );
       } finally {
         await database.close();
       }
