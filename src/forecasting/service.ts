@@ -122,19 +122,29 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
   for (const inp of prepared.inputs) {
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
-    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers.
-    const matrix = async (pick: (f: SeriesForecast) => number[]): Promise<number[][]> => {
+    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers. A
+    // matrix that cannot reach the next yield is built synchronously (a small forecast, each item
+    // of a batch: no promise per matrix).
+    const matrix = (pick: (f: SeriesForecast) => number[]): number[][] | Promise<number[][]> => {
       const cols = fc.map(pick);
-      const rows = new Array<number[]>(h);
-      for (let t = 0; t < h; t++) {
-        rows[t] = cols.map((c) => c[t] as number);
-        shaped += cols.length;
-        if (shaped >= SHAPE_SLICE) {
-          shaped = 0;
-          await nextTurn();
-        }
+      if (shaped + cols.length * h < SHAPE_SLICE) {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) rows[t] = cols.map((c) => c[t] as number);
+        shaped += cols.length * h;
+        return rows;
       }
-      return rows;
+      return (async () => {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) {
+          rows[t] = cols.map((c) => c[t] as number);
+          shaped += cols.length;
+          if (shaped >= SHAPE_SLICE) {
+            shaped = 0;
+            await nextTurn();
+          }
+        }
+        return rows;
+      })();
     };
     const quantile_predictions: { level: number; values: number[][] }[] = [];
     for (const level of prepared.quantileLevels) {

@@ -50,8 +50,10 @@ function holdsAtMost(value: unknown, budget: number): boolean {
       if (left < 0) return false;
       for (const x of v) if (x !== null && typeof x === 'object') stack.push(x);
     } else {
-      for (const k in v) {
-        if (--left < 0) return false;
+      const keys = Object.keys(v);
+      left -= keys.length;
+      if (left < 0) return false;
+      for (const k of keys) {
         const x = (v as Record<string, unknown>)[k];
         if (x !== null && typeof x === 'object') stack.push(x);
       }
