@@ -10,6 +10,8 @@
  *   4. POST /v1/forecast                    naive, 12 points, API key, metered (hold, debit, usage event)
  *   5. POST /v1/forecast                    theta, 120 points
  *   6. POST /v1/forecast/batch              64 × naive (forecasts per second = requests × 64), BENCH_BATCH_CONNECTIONS (8)
+ * Then, at moderate load, one request at a time: the p50 of the bare route and of the metered naive
+ * forecast, timed in this process (BENCH_SEQUENTIAL of each, 400).
  * Ratios are taken within one server's run (the machine is shared, absolute figures drift).
  * PostgreSQL runs in a fresh database created for the run and dropped after it
  * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test names the server to
@@ -62,6 +64,8 @@ interface BackendResult {
   backend: 'sqlite' | 'postgres';
   steps: Step[];
   ratios: Record<string, number>;
+  /** Moderate load: one request at a time, timed in this process (sub-millisecond). */
+  sequential: { requests: number; bare_p50_ms: number; naive_p50_ms: number; overhead_p50_ms: number };
 }
 
 const series = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 12) + i * 0.5);
@@ -205,11 +209,51 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
         ? { naive_over_auth_server_cpu: ratio(by('naive').server_cpu_us_per_request!, by('auth').server_cpu_us_per_request!) }
         : {}),
     };
-    return { backend, steps, ratios };
+    const sequential = await sequentialLatency(server.base, post(naiveBody));
+    console.log(
+      `${backend.padEnd(8)} one request at a time: bare p50 ${sequential.bare_p50_ms} ms, naive p50 ${sequential.naive_p50_ms} ms, overhead ${sequential.overhead_p50_ms} ms`,
+    );
+    return { backend, steps, ratios, sequential };
   } finally {
     await server.stop();
     await pgdb?.drop();
   }
+}
+
+/**
+ * Moderate load: SEQUENTIAL requests one after the other on one kept-alive connection, bare route
+ * and metered naive forecast interleaved, each timed with performance.now(); the p50 of each and
+ * their difference (what metering, validation and the model add to one call's latency).
+ */
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
+async function sequentialLatency(base: string, naive: { method: 'POST'; headers: Record<string, string>; body: string }): Promise<BackendResult['sequential']> {
+  const bare: number[] = [];
+  const forecast: number[] = [];
+  const time = async (url: string, init: RequestInit | undefined, into: number[]) => {
+    const t0 = performance.now();
+    const r = await fetch(url, init);
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
+    into.push(performance.now() - t0);
+  };
+  for (let i = 0; i < SEQUENTIAL + 50; i++) {
+    const b: number[] = [];
+    const f: number[] = [];
+    await time(`${base}/healthz`, undefined, b);
+    await time(`${base}/v1/forecast`, naive, f);
+    // The first 50 of each warm the connection and the code paths.
+    if (i >= 50) {
+      bare.push(...b);
+      forecast.push(...f);
+    }
+  }
+  const p50 = (xs: number[]) => {
+    const sorted = xs.slice().sort((a, b) => a - b);
+    return Math.round(sorted[Math.floor(sorted.length / 2)]! * 1000) / 1000;
+  };
+  const b = p50(bare);
+  const f = p50(forecast);
+  return { requests: SEQUENTIAL, bare_p50_ms: b, naive_p50_ms: f, overhead_p50_ms: Math.round((f - b) * 1000) / 1000 };
 }
 
 /** User + system CPU time of a process so far, in ms (Linux /proc; null elsewhere). */
@@ -253,6 +297,9 @@ const table = (r: BackendResult): string =>
       `auth-only ÷ bare ${r.ratios.auth_over_bare}; batch forecasts/s ÷ single forecasts/s ${r.ratios.batch_forecasts_over_naive}; ` +
       `p50 of the forecast minus p50 of the bare route ${r.ratios.naive_p50_overhead_over_bare_ms} ms` +
       (r.ratios.naive_over_auth_server_cpu !== undefined ? `; server CPU per request, naive ÷ auth-only ${r.ratios.naive_over_auth_server_cpu}.` : '.'),
+    '',
+    `Moderate load, one request at a time (${r.sequential.requests} of each, timed in the client): GET /healthz p50 ${r.sequential.bare_p50_ms} ms, ` +
+      `metered naive forecast p50 ${r.sequential.naive_p50_ms} ms: **${r.sequential.overhead_p50_ms} ms** over the bare route.`,
     '',
   ].join('\n');
 const md = `# HTTP path benchmark: the ladder
