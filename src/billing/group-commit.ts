@@ -4,6 +4,7 @@ import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { insertRows } from '../db/bulk.ts';
 import type { Dialect } from '../db/dialect.ts';
+import type { Database } from '../db/index.ts';
 import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
 import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
@@ -480,6 +481,8 @@ async function applyCharges(trx: Db, dialect: Dialect, inputs: ChargeInput[]): P
  * as one array per column, so the text does not depend on the number of rows). One statement is
  * one transaction: all of an account's rows are written with its debit, or none are.
  */
+/** Its name as a prepared statement (a new text needs a new name: connections keep the old one). */
+const CHARGE_STATEMENT_NAME = 'tsfm_charge_v1';
 const CHARGE_STATEMENT = `
 with v as (
   select * from unnest($1::text[], $2::bigint[]) as v(user_id, total)
@@ -516,7 +519,7 @@ select user_id, balance, low_balance_threshold, low_balance_alerted_at from debi
  * the transaction of `applyCharges`, as on SQLite. A low-balance alert the debit made due is
  * claimed after, by the same guarded update (once per account, across processes).
  */
-function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>): Apply<ChargeInput, Settled> {
+function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>, prepared: Database['prepared']): Apply<ChargeInput, Settled> {
   return async (db, inputs) => {
     const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
     const budgeted = new Set(inputs.filter((c) => c.reserve.keyBudget).map((c) => c.reserve.userId));
@@ -559,13 +562,18 @@ function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>): Apply<Char
         ];
         for (const [k, v] of row.entries()) cols[k]!.push(v);
       });
-      const result = await db.executeQuery<{
+      type Debited = {
         user_id: string;
         balance: number | string;
         low_balance_threshold: number | string | null;
         low_balance_alerted_at: number | string | null;
-      }>(CompiledQuery.raw(CHARGE_STATEMENT, [[...totals.keys()], [...totals.values()], now, ...cols]));
-      for (const r of result.rows) {
+      };
+      const values = [[...totals.keys()], [...totals.values()], now, ...cols];
+      // A named statement where the database offers one: parsed and planned once per connection.
+      const rows = prepared
+        ? ((await prepared(CHARGE_STATEMENT_NAME, CHARGE_STATEMENT, values)) as Debited[])
+        : (await db.executeQuery<Debited>(CompiledQuery.raw(CHARGE_STATEMENT, values))).rows;
+      for (const r of rows) {
         const balance = Number(r.balance);
         const threshold = r.low_balance_threshold == null ? null : Number(r.low_balance_threshold);
         debited.set(r.user_id, { balance, alert: threshold !== null && r.low_balance_alerted_at == null && balance < threshold });
@@ -643,7 +651,7 @@ export interface LedgerGroups {
   release(input: ReleaseInput): Promise<boolean>;
 }
 
-export function createLedgerGroups(db: Db, dialect: Dialect): LedgerGroups {
+export function createLedgerGroups(db: Db, dialect: Dialect, prepared?: Database['prepared']): LedgerGroups {
   const holds = new CommitLane(
     db,
     inTransaction((trx, inputs: HoldInput[]) => applyHolds(trx, dialect, inputs)),
@@ -654,7 +662,7 @@ export function createLedgerGroups(db: Db, dialect: Dialect): LedgerGroups {
   );
   const releases = new CommitLane(db, inTransaction(applyReleases));
   const chargeInTransaction = inTransaction((trx, inputs: ChargeInput[]) => applyCharges(trx, dialect, inputs));
-  const charges = new CommitLane(db, dialect === 'postgres' ? chargesPostgres(chargeInTransaction) : chargeInTransaction);
+  const charges = new CommitLane(db, dialect === 'postgres' ? chargesPostgres(chargeInTransaction, prepared) : chargeInTransaction);
   return {
     charge: (input) => charges.submit(input),
     hold: (input) => holds.submit(input),
