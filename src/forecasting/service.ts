@@ -225,7 +225,9 @@ export type Planned = ReturnType<typeof planForecast>;
  * The one path of a metered forecast: plan (413 when the response would pass the output cap) →
  * access check → hold credits → run → `finish` (e.g. serialise the answer) → commit (debit + usage
  * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
- * releases it: a forecast that cannot be produced costs nothing.
+ * releases it: a forecast that cannot be produced costs nothing. A job the engine runs inline is
+ * not held: its commit reserves and debits in one step, and refuses (402) when the account cannot
+ * pay (ADR 0014).
  */
 export async function runPlanned<T>(
   ctx: ForecastCtx,
