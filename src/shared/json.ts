@@ -48,7 +48,14 @@ function holdsAtMost(value: unknown, budget: number): boolean {
     if (Array.isArray(v)) {
       left -= v.length;
       if (left < 0) return false;
-      for (const x of v) if (x !== null && typeof x === 'object') stack.push(x);
+      for (const x of v) {
+        if (x === null || typeof x !== 'object') continue;
+        // A row of scalars (the steps × variates matrices of a forecast): counted here, not stacked.
+        if (Array.isArray(x) && x.every((y) => y === null || typeof y !== 'object')) {
+          left -= x.length;
+          if (left < 0) return false;
+        } else stack.push(x);
+      }
     } else {
       const keys = Object.keys(v);
       left -= keys.length;
