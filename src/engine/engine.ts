@@ -321,6 +321,8 @@ export function createEngine(options: EngineOptions): Engine {
       return result.forecasts;
     },
 
+    runsInline: (job: ForecastJob) => INLINE_MODELS.has(job.model) && byId.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES,
+
     stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy), recycled }),
 
     async close(): Promise<void> {

@@ -132,11 +132,17 @@ export interface Engine {
    */
   forecast(job: ForecastJob & { encode: true }, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast>;
   forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  /**
+   * True when `forecast` would run this job on the calling thread in microseconds (a trivial model
+   * on a small job, ADR 0014): the caller may then run it before reserving its credits.
+   */
+  runsInline?(job: ForecastJob): boolean;
   /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
   stats?(): {
     running: number;
     waiting: number;
-    runningByTenant?: Record<string, number> /** Worker threads replaced for their heap size. */;
+    runningByTenant?: Record<string, number>;
+    /** Worker threads replaced for their heap size. */
     recycled?: number;
   };
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
 import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
-import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
+import { EngineError, type Engine, type ForecastJob, type SeriesForecast } from '../engine/types.ts';
 import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
@@ -58,19 +58,19 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
   }
 }
 
+/** The engine job of a prepared forecast, and how its series map back to the request's inputs. */
+export interface PreparedJob {
+  job: ForecastJob;
+  seriesToInput: number[];
+  sortedLevels: number[];
+}
+
 /**
- * Runs a prepared forecast on the engine and shapes the response (no metering). With `encode`, the
- * engine may write the numbers as JSON text on its worker thread: the response's matrices (mean,
- * quantile values, samples) are then RawJson, fit only for serialiseJson (src/shared/json.ts).
+ * With `encode`, the engine may write the numbers as JSON text on its worker thread: the response's
+ * matrices (mean, quantile values, samples) are then RawJson, fit only for serialiseJson
+ * (src/shared/json.ts).
  */
-export async function executePrepared(
-  ctx: ForecastCtx,
-  prepared: PreparedForecast,
-  signal?: AbortSignal,
-  tenant?: string,
-  encode = false,
-): Promise<ForecastResponse> {
-  const t0 = performance.now();
+export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
   const series: number[][] = [];
   const seriesToInput: number[] = [];
   prepared.inputs.forEach((inp, i) => {
@@ -80,25 +80,37 @@ export async function executePrepared(
     }
   });
   const sortedLevels = [...prepared.quantileLevels].sort((a, b) => a - b);
+  const job: ForecastJob = {
+    model: prepared.model.id,
+    series,
+    horizon: prepared.horizon,
+    quantileLevels: sortedLevels,
+    numSamples: prepared.numSamples,
+    seasonLength: prepared.frequency?.seasonLength ?? null,
+    seed: SEED,
+    // Variates of one input share a group: multivariate models forecast them jointly.
+    groupIds: seriesToInput,
+    ...(prepared.addHistory ? { fitted: true } : {}),
+    // Fitted values (add_history) are shaped here, against each input's full length.
+    ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
+  };
+  return { job, seriesToInput, sortedLevels };
+}
+
+/** Runs a prepared forecast on the engine and shapes the response (no metering); `built` says how (jobOf). */
+export async function executePrepared(
+  ctx: ForecastCtx,
+  prepared: PreparedForecast,
+  signal?: AbortSignal,
+  tenant?: string,
+  built: PreparedJob = jobOf(prepared),
+): Promise<ForecastResponse> {
+  const t0 = performance.now();
+  const { job, seriesToInput, sortedLevels } = built;
+  const series = job.series;
   let forecasts: SeriesForecast[] | EncodedForecast;
   try {
-    forecasts = await ctx.engine.forecast(
-      {
-        model: prepared.model.id,
-        series,
-        horizon: prepared.horizon,
-        quantileLevels: sortedLevels,
-        numSamples: prepared.numSamples,
-        seasonLength: prepared.frequency?.seasonLength ?? null,
-        seed: SEED,
-        // Variates of one input share a group: multivariate models forecast them jointly.
-        groupIds: seriesToInput,
-        ...(prepared.addHistory ? { fitted: true } : {}),
-        // Fitted values (add_history) are shaped here, against each input's full length.
-        ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
-      },
-      { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
-    );
+    forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
     throw engineFailure(err, seriesToInput);
   }
@@ -149,19 +161,29 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
   for (const inp of prepared.inputs) {
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
-    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers.
-    const matrix = async (pick: (f: SeriesForecast) => number[]): Promise<number[][]> => {
+    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers. A
+    // matrix that cannot reach the next yield is built synchronously (a small forecast, each item
+    // of a batch: no promise per matrix).
+    const matrix = (pick: (f: SeriesForecast) => number[]): number[][] | Promise<number[][]> => {
       const cols = fc.map(pick);
-      const rows = new Array<number[]>(h);
-      for (let t = 0; t < h; t++) {
-        rows[t] = cols.map((c) => c[t] as number);
-        shaped += cols.length;
-        if (shaped >= SHAPE_SLICE) {
-          shaped = 0;
-          await nextTurn();
-        }
+      if (shaped + cols.length * h < SHAPE_SLICE) {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) rows[t] = cols.map((c) => c[t] as number);
+        shaped += cols.length * h;
+        return rows;
       }
-      return rows;
+      return (async () => {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) {
+          rows[t] = cols.map((c) => c[t] as number);
+          shaped += cols.length;
+          if (shaped >= SHAPE_SLICE) {
+            shaped = 0;
+            await nextTurn();
+          }
+        }
+        return rows;
+      })();
     };
     const quantile_predictions: { level: number; values: number[][] }[] = [];
     for (const level of prepared.quantileLevels) {
@@ -242,7 +264,9 @@ export type Planned = ReturnType<typeof planForecast>;
  * The one path of a metered forecast: plan (413 when the response would pass the output cap) →
  * access check → hold credits → run → `finish` (e.g. serialise the answer) → commit (debit + usage
  * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
- * releases it: a forecast that cannot be produced costs nothing.
+ * releases it: a forecast that cannot be produced costs nothing. A job the engine runs inline is
+ * not held: its commit reserves and debits in one step, and refuses (402) when the account cannot
+ * pay (ADR 0014).
  */
 export async function runPlanned<T>(
   ctx: ForecastCtx,
@@ -255,6 +279,10 @@ export async function runPlanned<T>(
   encode = false,
 ): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
+  const built = jobOf(prepared, encode);
+  // A job the engine runs inline costs less than reserving its credits: it runs first and is
+  // reserved and debited in one transaction at commit (ADR 0014); any other job is held first.
+  const inline = ctx.engine.runsInline?.(built.job) === true;
   const hold = await ctx.meter.hold({
     principal,
     requestId: call.requestId,
@@ -262,9 +290,10 @@ export async function runPlanned<T>(
     model: prepared.model.id,
     usage: prepared.usage,
     credits,
+    ...(inline ? { chargeAtCommit: true } : {}),
   });
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id, encode);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id, built);
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });

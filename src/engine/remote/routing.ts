@@ -227,6 +227,8 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
       }
       throw lastErr;
     },
+    // A routed model runs on a node: never inline, whatever the local engine would do.
+    runsInline: (job: ForecastJob) => !routes.has(job.model) && (local.runsInline?.(job) ?? false),
     stats: () => local.stats?.() ?? { running: 0, waiting: 0 },
     async close() {
       clearInterval(timer);
