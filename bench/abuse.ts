@@ -14,14 +14,24 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
-type ProbeReport = { op: 'report'; rss: number; peakRss: number; loopDelayMs: { p50: number; p99: number; max: number } };
+type ProbeReport = {
+  op: 'report';
+  rss: number;
+  peakRss: number;
+  mainHeap: number;
+  mainHeapUsed: number;
+  external: number;
+  loopDelayMs: { p50: number; p99: number; max: number };
+};
 
 const MB = 1024 * 1024;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report'): Promise<ProbeReport> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
+  // ABUSE_NODE_ARGS: extra flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where its main thread goes.
+  const nodeArgs = process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -30,6 +40,7 @@ async function startProbedServer(): Promise<{ base: string; child: ChildProcess;
       LOG_LEVEL: 'warn',
       RATE_LIMIT_FREE_PER_MINUTE: '100000000',
       FREE_CREDITS: '100000000',
+      FREE_CREDITS_ON: 'register',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -50,11 +61,14 @@ async function startProbedServer(): Promise<{ base: string; child: ChildProcess;
 }
 
 /** Polls /healthz every 10 ms from its own thread (so this process's JSON work does not skew it). */
-function startPinger(base: string): { stop(): Promise<number[]> } {
+function startPinger(base: string): { ready: Promise<void>; stop(): Promise<number[]> } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const lat = []; let on = true;
      (async () => {
+       // Warm-up (thread start, connection set-up) before anything is recorded.
+       for (let i = 0; i < 3; i++) { const r = await fetch(workerData + '/healthz'); await r.text(); }
+       parentPort.postMessage('ready');
        while (on) {
          const t = performance.now();
          try { const r = await fetch(workerData + '/healthz'); await r.text(); lat.push(performance.now() - t); } catch { lat.push(10000); }
@@ -66,6 +80,7 @@ function startPinger(base: string): { stop(): Promise<number[]> } {
     { eval: true, workerData: base },
   );
   return {
+    ready: new Promise((resolve) => worker.once('message', () => resolve())),
     stop: () =>
       new Promise((resolve) => {
         worker.once('message', (lat: number[]) => {
@@ -161,16 +176,20 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+class Exit extends Error {}
+// ABUSE_ONLY=<regex>: run only the scenarios whose name matches (for profiling); results are then not written.
+const only = process.env.ABUSE_ONLY ? new RegExp(process.env.ABUSE_ONLY, 'i') : null;
 const server = await startProbedServer();
 const rows: Record<string, unknown>[] = [];
 try {
   const key = await apiKey(server.base);
   const idle = await server.ask('report');
   for (const s of SCENARIOS) {
+    if (only && !only.test(s.name)) continue;
     const body = s.body();
     await server.ask('reset');
     const pinger = startPinger(server.base);
-    await new Promise((r) => setTimeout(r, 100));
+    await pinger.ready;
     const t0 = performance.now();
     const results = await Promise.all(
       Array.from({ length: s.parallel ?? 1 }, async () => {
@@ -192,6 +211,8 @@ try {
       seconds: round(seconds, 2),
       peak_rss_mb: Math.round(during.peakRss / MB),
       rss_after_3s_mb: Math.round(afterwards.rss / MB),
+      main_heap_after_3s_mb: Math.round(afterwards.mainHeap / MB),
+      main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
       loop_delay_max_ms: round(during.loopDelayMs.max),
       healthz_samples: healthz.length,
@@ -202,12 +223,19 @@ try {
     console.log(JSON.stringify(row));
     rows.push(row);
   }
+  if (only) throw new Exit();
   const final = await server.ask('report');
+  // And once more after 20 s with nothing to do (V8 gives its grown heaps back lazily).
+  await new Promise((r) => setTimeout(r, 20_000));
+  const settled = await server.ask('report');
   const result = {
     date: new Date().toISOString(),
     machine: { cores: availableParallelism(), node: process.version },
     idle_rss_mb: Math.round(idle.rss / MB),
+    idle_main_heap_mb: Math.round(idle.mainHeap / MB),
     final_rss_mb: Math.round(final.rss / MB),
+    settled_rss_mb: Math.round(settled.rss / MB),
+    settled_main_heap_mb: Math.round(settled.mainHeap / MB),
     target: 'healthz p99 < 50 ms while any accepted request runs',
     scenarios: rows,
   };
@@ -220,6 +248,7 @@ try {
     'seconds',
     'peak_rss_mb',
     'rss_after_3s_mb',
+    'main_heap_after_3s_mb',
     'loop_delay_p99_ms',
     'loop_delay_max_ms',
     'healthz_p99_ms',
@@ -230,7 +259,8 @@ try {
 \`npm run bench:abuse\` — the real server (src/main.ts, SQLite, default settings: ${result.machine.cores} cores so 2 workers,
 one account gets 1 of them) in a child process, ${result.machine.cores} cores shared with other work, Node ${result.machine.node}, ${result.date}.
 Event-loop delay is the server's own (\`perf_hooks.monitorEventLoopDelay\`, 5 ms resolution); \`/healthz\` is polled every
-10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB.
+10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB;
+20 s later: ${result.settled_rss_mb} MB (main thread's heap ${result.settled_main_heap_mb} MB; idle ${result.idle_main_heap_mb} MB).
 Target: /healthz p99 under 50 ms while any accepted request runs.
 
 | ${cols.join(' | ')} |
@@ -239,6 +269,8 @@ ${rows.map((r) => `| ${cols.map((c) => String(r[c])).join(' | ')} |`).join('\n')
 `;
   writeFileSync(join(REPO_ROOT, 'bench/results/abuse.md'), md);
   console.log(md);
+} catch (err) {
+  if (!(err instanceof Exit)) throw err;
 } finally {
   server.child.kill('SIGTERM');
 }

@@ -9,7 +9,9 @@
  *   3. POST /v1/validate                    auth + a small JSON body
  *   4. POST /v1/forecast                    naive, 12 points, API key, metered (hold, debit, usage event)
  *   5. POST /v1/forecast                    theta, 120 points
- *   6. POST /v1/forecast/batch              64 × naive (forecasts per second = requests × 64)
+ *   6. POST /v1/forecast/batch              64 × naive (forecasts per second = requests × 64), BENCH_BATCH_CONNECTIONS (8)
+ * Then, at moderate load, one request at a time: the p50 of the bare route and of the metered naive
+ * forecast, timed in this process (BENCH_SEQUENTIAL of each, 400).
  * Ratios are taken within one server's run (the machine is shared, absolute figures drift).
  * PostgreSQL runs in a fresh database created for the run and dropped after it
  * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test names the server to
@@ -17,7 +19,7 @@
  *   npm run bench:http                        → bench/results/http.{json,md}
  *   BENCH_SECONDS=3 BENCH_DB=sqlite npm run bench:http
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -30,7 +32,14 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BACKENDS = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
 const BATCH = 64;
-const BATCH_CONNECTIONS = Math.min(CONNECTIONS, 4);
+/**
+ * The batch step's connections. A batch request carries 64 forecasts, so the load generator's
+ * share of the two cores is negligible there (unlike the single-forecast steps), and what matters
+ * is that the server always has a batch to work on while others are being written out or wait on
+ * PostgreSQL round trips, and that concurrent batches can share a commit: 8 in flight
+ * (512 forecasts). 16 × 64 would mostly measure queueing (latency grows, throughput does not).
+ */
+const BATCH_CONNECTIONS = Math.min(CONNECTIONS, Number(process.env.BENCH_BATCH_CONNECTIONS ?? 8));
 
 interface Step {
   id: string;
@@ -42,12 +51,21 @@ interface Step {
   p99_ms: number;
   non_2xx: number;
   errors: number;
+  /**
+   * CPU time of the server process (all its threads) per request and per forecast, read from
+   * /proc (Linux; absent elsewhere). Unlike req/s it hardly depends on what else runs on the
+   * machine: the figure to compare across runs on a loaded machine.
+   */
+  server_cpu_us_per_request?: number;
+  server_cpu_us_per_forecast?: number;
 }
 
 interface BackendResult {
   backend: 'sqlite' | 'postgres';
   steps: Step[];
   ratios: Record<string, number>;
+  /** Moderate load: one request at a time, timed in this process (sub-millisecond). */
+  sequential: { requests: number; bare_p50_ms: number; naive_p50_ms: number; overhead_p50_ms: number };
 }
 
 const series = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 12) + i * 0.5);
@@ -130,9 +148,10 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
     // The ladder runs ROUNDS times, each step DURATION_S / ROUNDS seconds a round, so that load
     // from other work drifting during the run touches every step alike; a step's figures sum its
     // rounds (req/s = all completed responses over all its seconds; p50 the median of the rounds').
-    const acc = ladder.map(() => ({ total: 0, seconds: 0, p50s: [] as number[], p99: 0, non2xx: 0, errors: 0 }));
+    const acc = ladder.map(() => ({ total: 0, seconds: 0, p50s: [] as number[], p99: 0, non2xx: 0, errors: 0, cpuMs: 0 as number | null }));
     for (let round = 0; round < ROUNDS; round++) {
       for (const [k, s] of ladder.entries()) {
+        const cpu0 = serverCpuMs(server.child.pid);
         const r = await autocannon({
           url: server.base + s.path,
           connections: CONNECTIONS,
@@ -142,6 +161,8 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
           ...s.opts,
         });
         const a = acc[k]!;
+        const cpu1 = serverCpuMs(server.child.pid);
+        a.cpuMs = a.cpuMs === null || cpu0 === null || cpu1 === null ? null : a.cpuMs + (cpu1 - cpu0);
         a.total += r.requests.total;
         a.seconds += r.duration;
         a.p50s.push(r.latency.p50);
@@ -163,9 +184,15 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
         p99_ms: a.p99,
         non_2xx: a.non2xx,
         errors: a.errors,
+        ...(a.cpuMs !== null && a.total > 0
+          ? {
+              server_cpu_us_per_request: Math.round((a.cpuMs * 1000) / a.total),
+              ...(s.perRequest ? { server_cpu_us_per_forecast: Math.round((a.cpuMs * 1000) / (a.total * s.perRequest)) } : {}),
+            }
+          : {}),
       };
       console.log(
-        `${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}`,
+        `${backend.padEnd(8)} ${s.label.padEnd(44)} ${String(step.req_per_s).padStart(7)} req/s  p50 ${step.p50_ms} ms  p99 ${step.p99_ms} ms  non-2xx ${step.non_2xx}  server CPU ${step.server_cpu_us_per_request ?? '?'} µs/request`,
       );
       return step;
     });
@@ -178,11 +205,66 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
       theta_over_naive: ratio(by('theta').req_per_s, by('naive').req_per_s),
       batch_forecasts_over_naive: ratio(by('batch').forecasts_per_s!, by('naive').req_per_s),
       naive_p50_overhead_over_bare_ms: Math.round((by('naive').p50_ms - by('bare').p50_ms) * 100) / 100,
+      ...(by('naive').server_cpu_us_per_request && by('auth').server_cpu_us_per_request
+        ? { naive_over_auth_server_cpu: ratio(by('naive').server_cpu_us_per_request!, by('auth').server_cpu_us_per_request!) }
+        : {}),
     };
-    return { backend, steps, ratios };
+    const sequential = await sequentialLatency(server.base, post(naiveBody));
+    console.log(
+      `${backend.padEnd(8)} one request at a time: bare p50 ${sequential.bare_p50_ms} ms, naive p50 ${sequential.naive_p50_ms} ms, overhead ${sequential.overhead_p50_ms} ms`,
+    );
+    return { backend, steps, ratios, sequential };
   } finally {
     await server.stop();
     await pgdb?.drop();
+  }
+}
+
+/**
+ * Moderate load: SEQUENTIAL requests one after the other on one kept-alive connection, bare route
+ * and metered naive forecast interleaved, each timed with performance.now(); the p50 of each and
+ * their difference (what metering, validation and the model add to one call's latency).
+ */
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
+async function sequentialLatency(base: string, naive: { method: 'POST'; headers: Record<string, string>; body: string }): Promise<BackendResult['sequential']> {
+  const bare: number[] = [];
+  const forecast: number[] = [];
+  const time = async (url: string, init: RequestInit | undefined, into: number[]) => {
+    const t0 = performance.now();
+    const r = await fetch(url, init);
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`${url}: ${r.status}`);
+    into.push(performance.now() - t0);
+  };
+  for (let i = 0; i < SEQUENTIAL + 50; i++) {
+    const b: number[] = [];
+    const f: number[] = [];
+    await time(`${base}/healthz`, undefined, b);
+    await time(`${base}/v1/forecast`, naive, f);
+    // The first 50 of each warm the connection and the code paths.
+    if (i >= 50) {
+      bare.push(...b);
+      forecast.push(...f);
+    }
+  }
+  const p50 = (xs: number[]) => {
+    const sorted = xs.slice().sort((a, b) => a - b);
+    return Math.round(sorted[Math.floor(sorted.length / 2)]! * 1000) / 1000;
+  };
+  const b = p50(bare);
+  const f = p50(forecast);
+  return { requests: SEQUENTIAL, bare_p50_ms: b, naive_p50_ms: f, overhead_p50_ms: Math.round((f - b) * 1000) / 1000 };
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc; null elsewhere). */
+function serverCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime (fields 14 and 15 of stat, 12 and 13 after the command), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
   }
 }
 
@@ -204,22 +286,31 @@ const table = (r: BackendResult): string =>
   [
     `### ${r.backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
     '',
-    '| step | req/s | forecasts/s | p50 ms | p99 ms | non-2xx |',
-    '|---|---|---|---|---|---|',
-    ...r.steps.map((s) => `| ${s.label} | ${s.req_per_s} | ${s.forecasts_per_s ?? ''} | ${s.p50_ms} | ${s.p99_ms} | ${s.non_2xx} |`),
+    '| step | req/s | forecasts/s | p50 ms | p99 ms | non-2xx | server CPU µs/request | µs/forecast |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.steps.map(
+      (s) =>
+        `| ${s.label} | ${s.req_per_s} | ${s.forecasts_per_s ?? ''} | ${s.p50_ms} | ${s.p99_ms} | ${s.non_2xx} | ${s.server_cpu_us_per_request ?? ''} | ${s.server_cpu_us_per_forecast ?? ''} |`,
+    ),
     '',
     `Ratios in this run: metered naive forecast ÷ auth-only **${r.ratios.naive_over_auth}**, ÷ bare ${r.ratios.naive_over_bare}; ` +
       `auth-only ÷ bare ${r.ratios.auth_over_bare}; batch forecasts/s ÷ single forecasts/s ${r.ratios.batch_forecasts_over_naive}; ` +
-      `p50 of the forecast minus p50 of the bare route ${r.ratios.naive_p50_overhead_over_bare_ms} ms.`,
+      `p50 of the forecast minus p50 of the bare route ${r.ratios.naive_p50_overhead_over_bare_ms} ms` +
+      (r.ratios.naive_over_auth_server_cpu !== undefined ? `; server CPU per request, naive ÷ auth-only ${r.ratios.naive_over_auth_server_cpu}.` : '.'),
+    '',
+    `Moderate load, one request at a time (${r.sequential.requests} of each, timed in the client): GET /healthz p50 ${r.sequential.bare_p50_ms} ms, ` +
+      `metered naive forecast p50 ${r.sequential.naive_p50_ms} ms: **${r.sequential.overhead_p50_ms} ms** over the bare route.`,
     '',
   ].join('\n');
 const md = `# HTTP path benchmark: the ladder
 
 \`npm run bench:http\` — the server (src/main.ts) in a child process, autocannon in this process
-(${CONNECTIONS} connections, ${DURATION_S} s a step in ${ROUNDS} interleaved rounds) over loopback, ${report.machine.cores} cores shared with the
+(${CONNECTIONS} connections, the batch step ${BATCH_CONNECTIONS}; ${DURATION_S} s a step in ${ROUNDS} interleaved rounds) over loopback, ${report.machine.cores} cores shared with the
 load generator and with other work, Node ${report.machine.node}, ${report.date}. Every forecast is
-metered (API key, credits held, then debited with a durable usage event). The machine is noisy:
-compare the ratios within one run rather than absolute figures across runs. One-minute load
+metered (API key, its credits taken and a durable usage event written before the answer; naive
+runs inline and is charged in one step, theta is held first: ADR 0014). The machine is noisy:
+compare the ratios within one run rather than absolute figures across runs; the server's CPU time
+per request (all its threads, from /proc) depends least on what else runs. One-minute load
 average ${report.machine.load_average_1min.before.toFixed(1)} before the run and ${report.machine.load_average_1min.after.toFixed(1)} after it (${report.machine.cores} cores):
 above the core count, every figure mostly measures waiting for a core.
 

@@ -59,7 +59,9 @@ const envSchema = z.object({
   INFERENCE_QUEUE: intFrom(256, 1, 100_000),
   INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  INFERENCE_WORKER_RECYCLE_MB: intFrom(256, 0, 1_000_000),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
+  MCP_MAX_OUTPUT_VALUES: intFrom(200_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
   OAUTH_CODE_TTL_SECONDS: intFrom(60, 10, 600),
@@ -188,10 +190,17 @@ export type Config = {
     queueWaitMs: number;
     /** Jobs one account may run at once; null = half the workers (at least one). */
     accountConcurrency: number | null;
+    /** A worker thread whose JavaScript heap has grown past this after a job is replaced (0: never). */
+    workerRecycleBytes: number;
   };
   forecast: {
     /** Largest response, in numbers (horizon × series × (1 + quantile levels + samples)); beyond: 413. */
     maxOutputValues: number;
+    /**
+     * The same cap for MCP tool calls (at most maxOutputValues): the MCP SDK writes a tool's whole
+     * answer in one JSON.stringify on the event loop, and an agent reads it as text.
+     */
+    mcpMaxOutputValues: number;
   };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
@@ -355,8 +364,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueue: e.INFERENCE_QUEUE,
       queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
+      workerRecycleBytes: e.INFERENCE_WORKER_RECYCLE_MB * 1024 * 1024,
     },
-    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES },
+    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,

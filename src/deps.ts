@@ -106,8 +106,9 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
 
 /** The local worker pool. */
 export function localEngine(config: Config): Engine {
-  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads } = config.inference;
+  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads, workerRecycleBytes } = config.inference;
   return createEngine({
+    workerRecycleBytes,
     ...(workers !== null ? { poolSize: workers } : {}),
     ...(accountConcurrency !== null ? { tenantConcurrency: accountConcurrency } : {}),
     timeoutMs,

@@ -22,9 +22,14 @@ if (process.send) {
       send({ op: 'reset', rss });
       return;
     }
+    const mem = process.memoryUsage();
     send({
       op: 'report',
       rss,
+      // The main thread's own heap (worker threads' heaps count in the RSS only).
+      mainHeap: mem.heapTotal,
+      mainHeapUsed: mem.heapUsed,
+      external: mem.external,
       peakRss: Math.max(peakRss, rss),
       loopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
     });

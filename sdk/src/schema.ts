@@ -5171,7 +5171,7 @@ export interface operations {
                      *       "bearer_methods_supported": [
                      *         "header"
                      *       ],
-                     *       "resource_name": "TSFM forecasting service (MCP)"
+                     *       "resource_name": "TSFM forecasting (MCP)"
                      *     }
                      */
                     "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
@@ -5209,7 +5209,7 @@ export interface operations {
                      *       "bearer_methods_supported": [
                      *         "header"
                      *       ],
-                     *       "resource_name": "TSFM forecasting service (MCP)"
+                     *       "resource_name": "TSFM forecasting (MCP)"
                      *     }
                      */
                     "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];

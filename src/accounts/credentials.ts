@@ -43,6 +43,11 @@ export interface Principal {
   oauthClientId?: string;
   /** API keys: the key's scopes and limits. */
   key?: KeyPolicy;
+  /**
+   * Whether the account's metered billing is active, read in the credential's own query (API keys
+   * and sessions): the rate limit follows from it without another lookup per request.
+   */
+  billingActive?: boolean;
 }
 
 /** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */
@@ -87,8 +92,10 @@ export async function resolveCredential(db: Kysely<DB>, token: string, now: numb
     const row = await db
       .selectFrom('api_keys')
       .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .leftJoin('billing_accounts', 'billing_accounts.user_id', 'api_keys.user_id')
       .selectAll('users')
       .select([
+        'billing_accounts.billing_active',
         'api_keys.id as key_id',
         'api_keys.key_hash',
         'api_keys.prefix',
@@ -121,22 +128,24 @@ export async function resolveCredential(db: Kysely<DB>, token: string, now: numb
       allowed_models,
       monthly_credit_limit,
       rate_limit_per_minute,
+      billing_active,
       ...user
     } = row;
     const key = keyPolicy({ scopes, allowed_models, monthly_credit_limit, rate_limit_per_minute });
-    return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix, key };
+    return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix, key, billingActive: billing_active === 1 };
   }
   if (token.startsWith(SECRET_PREFIX.session)) {
     const row = await db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
+      .leftJoin('billing_accounts', 'billing_accounts.user_id', 'sessions.user_id')
       .selectAll('users')
-      .select(['sessions.id as session_id', 'sessions.token_hash', 'sessions.expires_at', 'sessions.revoked_at'])
+      .select(['sessions.id as session_id', 'sessions.token_hash', 'sessions.expires_at', 'sessions.revoked_at', 'billing_accounts.billing_active'])
       .where('sessions.token_hash', '=', hash)
       .executeTakeFirst();
     if (!row || row.revoked_at !== null || row.expires_at <= now || !secretMatches(token, row.token_hash)) throw invalid();
-    const { session_id, token_hash: _h, expires_at: _e, revoked_at: _r, ...user } = row;
-    return { user, kind: 'session', credentialId: session_id };
+    const { session_id, token_hash: _h, expires_at: _e, revoked_at: _r, billing_active, ...user } = row;
+    return { user, kind: 'session', credentialId: session_id, billingActive: billing_active === 1 };
   }
   for (const r of extraResolvers) {
     const p = await r(db, token, now);

@@ -10,7 +10,33 @@ import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './imp
 import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
 
 /** Gap contexts per engine job: a job of 100 auto-ets fits on long contexts could pass INFERENCE_TIMEOUT_MS. */
-const CHUNK = 25;
+export const CHUNK = 25;
+
+/**
+ * Rate-limit points of an imputation, read defensively before validation: with a model, the
+ * engine jobs it causes (a forward and a backward job per CHUNK gaps, counted up to the
+ * IMPUTE_MAX_GAPS a request may hold); linear interpolation (or nothing to fill) is one point.
+ */
+export function imputePoints(input: unknown): number {
+  const body = (input ?? {}) as { method?: unknown; inputs?: unknown };
+  if (body.method === 'linear' || !Array.isArray(body.inputs)) return 1;
+  let gaps = 0;
+  for (const x of body.inputs) {
+    const target = (x as { target?: unknown } | null)?.target;
+    if (!Array.isArray(target)) continue;
+    const width = Array.isArray(target[0]) ? target[0].length : 1;
+    for (let v = 0; v < width && gaps <= IMPUTE_MAX_GAPS; v++) {
+      let inGap = false;
+      for (const step of target) {
+        const missing = (Array.isArray(step) ? step[v] : step) === null;
+        if (missing && !inGap) gaps++;
+        inGap = missing;
+      }
+    }
+    if (gaps > IMPUTE_MAX_GAPS) break;
+  }
+  return Math.max(1, 2 * Math.ceil(Math.min(gaps, IMPUTE_MAX_GAPS) / CHUNK));
+}
 
 /** A run of missing values [start, end) in one variate of one input. */
 export interface Gap {
@@ -151,7 +177,8 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
       const r: ForecastRequestT = {
         model: req.model,
         inputs: targets.slice(k, k + CHUNK).map((target) => ({ target })),
-        parameters: { prediction_length: h, quantile_levels: [0.5], frequency: req.frequency ?? null },
+        // The mean only: no quantile is billed, and the engine skips the interval calibration's refits.
+        parameters: { prediction_length: h, quantile_levels: [], frequency: req.frequency ?? null },
         metadata: null,
       };
       out.push(planForecast(ctx, r));

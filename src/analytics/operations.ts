@@ -3,7 +3,7 @@ import { defineOperation, principalOf } from '../shared/operation.ts';
 import { runDetectAnomalies } from './anomalies.ts';
 import { DetectAnomaliesMcpInput, DetectAnomaliesRequest, DetectAnomaliesResponseBody, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
 import { runCrossValidation } from './cross-validation.ts';
-import { runImpute } from './impute.ts';
+import { imputePoints, runImpute } from './impute.ts';
 import { ImputeMcpInput, ImputeRequest, ImputeResponseBody, type ImputeResponse } from './impute-schemas.ts';
 import { CrossValidationMcpInput, CrossValidationRequest, CrossValidationResponseBody, type CrossValidationResponse } from './schemas.ts';
 
@@ -86,6 +86,7 @@ export const analyticsOperations = [
     output: ImputeResponseBody,
     auth: ANY_CREDENTIAL,
     errors: FORECAST_ERRORS,
+    points: imputePoints,
     spendsCredits: true,
     example: { request: { inputs: [{ target: [3, 4, 5, null, null, 8, 9, 10, 11, 12] }], model: 'drift' } },
     mcpExample: '{"inputs":[{"target":[3,4,5,null,null,8,9,10,11,12]}],"model":"drift"}',

@@ -52,7 +52,7 @@ export const holdTtlMs = (config: Config): number => config.inference.timeoutMs 
  * transaction holding its rows committed.
  */
 export function createLedgerMeter(ctx: MeterCtx): Meter {
-  const groups = createLedgerGroups(ctx.database.db);
+  const groups = createLedgerGroups(ctx.database.db, ctx.database.dialect, ctx.database.prepared);
   return {
     async checkModelAccess(principal, model) {
       assertKeyAllowsModel(principal, model);
@@ -72,7 +72,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
     },
     async hold(req: ChargeRequest): Promise<Hold> {
       if (!Number.isInteger(req.credits) || req.credits < 0) throw new Error(`invalid price ${req.credits}`);
-      const row = await groups.hold({
+      const reserve = (): HoldInput => ({
         userId: req.principal.user.id,
         requestId: req.requestId,
         credits: req.credits,
@@ -80,26 +80,32 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         ttlMs: holdTtlMs(ctx.config),
         ...keyHoldFields(req.principal, ctx.clock.now()),
       });
+      const settlement = (outcome: Parameters<Hold['commit']>[0]) => ({
+        principal: req.principal,
+        requestId: req.requestId,
+        source: req.source,
+        model: req.model,
+        usage: outcome.usage ?? req.usage,
+        credits: outcome.credits ?? req.credits,
+        latencyMs: outcome.latencyMs,
+        creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
+        now: ctx.clock.now(),
+      });
+      // Reserved at commit (inline work, ADR 0014): nothing to write now, nothing to release later.
+      const row = req.chargeAtCommit ? null : await groups.hold(reserve());
       let done = false;
       return {
         async commit(outcome) {
           if (done) return undefined;
           done = true;
           try {
-            const settled = await groups.settle({
-              hold: row,
-              settlement: {
-                principal: req.principal,
-                requestId: req.requestId,
-                source: req.source,
-                model: req.model,
-                usage: outcome.usage ?? req.usage,
-                credits: outcome.credits ?? req.credits,
-                latencyMs: outcome.latencyMs,
-                creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
-                now: ctx.clock.now(),
-              },
-            });
+            const settled = row
+              ? await groups.settle({ hold: row, settlement: settlement(outcome) })
+              : // The reservation is taken for what is charged: a lower actual price needs no refund.
+                await groups.charge({
+                  reserve: { ...reserve(), credits: Math.max(0, Math.min(req.credits, Math.round(outcome.credits ?? req.credits))) },
+                  settlement: settlement(outcome),
+                });
             if (settled.lowBalance && ctx.onLowBalance) void ctx.onLowBalance(settled.lowBalance);
             return settled;
           } catch (err) {
@@ -110,7 +116,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         async release() {
           if (done) return;
           done = true;
-          await groups.release({ hold: row, now: ctx.clock.now() });
+          if (row) await groups.release({ hold: row, now: ctx.clock.now() });
         },
       };
     },

@@ -14,6 +14,12 @@ export interface Database {
   dialect: Dialect;
   ping(): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only: runs one statement (outside any transaction) as a named prepared statement,
+   * parsed and planned once per connection. For the hot path's large fixed statements (the
+   * metering charge, ADR 0014); SQLite's statement cache does the same for every statement.
+   */
+  prepared?: (name: string, text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
 // int8 (bigint) columns hold epoch milliseconds and credit amounts, all far below 2^53.
@@ -30,6 +36,7 @@ export type DatabaseTarget =
 
 export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: number } = {}): Promise<Database> {
   let db: Kysely<DB>;
+  let pool: pg.Pool | null = null;
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
     const { db: sqliteDb } = openSqlite(target.path);
@@ -46,7 +53,7 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
       await c.end();
       options = `-c search_path=${target.schema}`;
     }
-    const pool = new pg.Pool({ connectionString: target.url, max: opts.poolSize ?? 10, ...(options ? { options } : {}) });
+    pool = new pg.Pool({ connectionString: target.url, max: opts.poolSize ?? 10, ...(options ? { options } : {}) });
     // An idle client that loses its connection must not crash the process.
     pool.on('error', () => undefined);
     db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -64,6 +71,8 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     },
     close: () => db.destroy(),
   };
+  const named = pool;
+  if (named) database.prepared = async (name, text, values) => (await named.query({ name, text, values })).rows;
   if (target.kind === 'postgres' && target.migrationUrl) {
     await migrateAsOwner(target.migrationUrl, database, target.schema);
   } else {

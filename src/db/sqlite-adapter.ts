@@ -1,4 +1,5 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 /**
@@ -23,6 +24,7 @@ export function openSqlite(path: string): { db: SqliteDatabase; raw: DatabaseSyn
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA foreign_keys = ON');
   raw.exec('PRAGMA busy_timeout = 5000');
+  const checkpointer = path === ':memory:' || path === '' ? null : startCheckpointer(raw, path);
   // Kysely prepares every query anew; compiling SQL was the largest single cost of a request, so
   // compiled statements are kept (the query builder emits a bounded set of distinct SQL texts).
   const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
@@ -39,6 +41,7 @@ export function openSqlite(path: string): { db: SqliteDatabase; raw: DatabaseSyn
   };
   const db: SqliteDatabase = {
     close: () => {
+      checkpointer?.stop();
       cache.clear();
       raw.close();
     },
@@ -57,4 +60,74 @@ export function openSqlite(path: string): { db: SqliteDatabase; raw: DatabaseSyn
     },
   };
   return { db, raw };
+}
+
+/** How often the background connection checkpoints the WAL. */
+const CHECKPOINT_EVERY_MS = 100;
+
+/**
+ * The worker's code (plain CommonJS: a worker given a string runs it as a script). It opens its
+ * own connection to the file and runs a PASSIVE checkpoint every `everyMs`: copying committed
+ * pages from the WAL into the database file and the fsync that follows happen on this thread.
+ * PASSIVE never waits for, nor blocks, the writer. On 'stop' it closes its connection and says so
+ * through the shared flag (the main thread's close is synchronous and waits for it, briefly).
+ */
+const CHECKPOINTER_SOURCE = `
+const { DatabaseSync } = require('node:sqlite');
+const { parentPort, workerData } = require('node:worker_threads');
+const db = new DatabaseSync(workerData.path);
+db.exec('PRAGMA busy_timeout = 0');
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const flag = new Int32Array(workerData.flag);
+const tick = () => { try { checkpoint.get(); } catch {} };
+const timer = setInterval(tick, workerData.everyMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  try { db.close(); } catch {}
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+  parentPort.close();
+});
+`;
+
+/**
+ * WAL checkpoints off the event loop (ADR 0014). SQLite's automatic checkpoint runs inside the
+ * COMMIT that crosses 1,000 WAL pages, on the connection that commits: with node:sqlite's
+ * synchronous API that is the event loop, blocked for the copy and an fsync (milliseconds on this
+ * kind of disk) once every few dozen metering commits. Here the automatic checkpoint is off and a
+ * worker thread's own connection checkpoints instead. Durability is unchanged: a commit is in the
+ * WAL either way (synchronous = NORMAL), and a WAL left over by a crash is replayed on open. If the
+ * worker cannot run, the automatic checkpoint is turned back on.
+ */
+function startCheckpointer(raw: DatabaseSync, path: string): { stop(): void } {
+  const flag = new SharedArrayBuffer(4);
+  let worker: Worker;
+  try {
+    worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { path, everyMs: CHECKPOINT_EVERY_MS, flag } });
+  } catch {
+    return { stop() {} };
+  }
+  raw.exec('PRAGMA wal_autocheckpoint = 0');
+  let running = true;
+  worker.unref();
+  const fallBack = () => {
+    if (!running) return;
+    running = false;
+    try {
+      raw.exec('PRAGMA wal_autocheckpoint = 1000');
+    } catch {
+      // The connection is already closed.
+    }
+  };
+  worker.on('error', fallBack);
+  worker.on('exit', fallBack);
+  return {
+    stop() {
+      if (!running) return;
+      running = false;
+      worker.postMessage('stop');
+      // Its connection closed first, so that this (last) connection's close checkpoints the WAL and removes it.
+      Atomics.wait(new Int32Array(flag), 0, 0, 2000);
+    },
+  };
 }

@@ -1,19 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { contentSecurityPolicy } from '../http/csp.ts';
 import { ERROR_HELP, ERROR_STATUS, type ErrorCode } from '../shared/errors.ts';
 
 /** The reference page's policy: scripts and styles from this site only (Swagger UI sets inline style attributes). */
-export const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CSP = contentSecurityPolicy();
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Backticked words as code, the rest escaped. */

@@ -7,6 +7,7 @@ import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type Engine, type EngineOptionsPerJob, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
+import type { EncodedForecast } from './encode.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
 
 export interface EngineOptions {
@@ -29,6 +30,14 @@ export interface EngineOptions {
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
+  /**
+   * A worker thread whose JavaScript heap (committed) is past this many bytes after a job is
+   * replaced by a fresh one before it takes another job, so the memory a large job made V8 reserve
+   * goes back to the system (default 256 MB; 0: never).
+   */
+  workerRecycleBytes?: number;
+  /** Longest turn of the event loop spent on inline jobs (default 4 ms; at least one job runs per turn). */
+  inlineTurnMs?: number;
   /** For tests: another worker module exporting `runTask`, and the models it knows. */
   workerFile?: URL;
   impls?: readonly ModelImpl[];
@@ -84,6 +93,15 @@ export function createEngine(options: EngineOptions): Engine {
   const runningBy = new Map<string, number>();
   const waiting: Waiter[] = [];
   const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
+  const recycleBytes = Math.max(0, options.workerRecycleBytes ?? 256 * 1024 * 1024);
+  let recycled = 0;
+  /** Ends `thread` (piscina starts another when needed); resolves once it has exited. */
+  async function recycle(thread: Worker): Promise<void> {
+    recycled++;
+    const exited = once(thread, 'exit').catch(() => undefined);
+    await thread.terminate().catch(() => undefined);
+    await exited;
+  }
 
   function take(tenant: string | null): () => void {
     running++;
@@ -108,6 +126,50 @@ export function createEngine(options: EngineOptions): Engine {
       if (i < 0) return;
       const [w] = waiting.splice(i, 1) as [Waiter];
       w.admit(take(w.tenant));
+    }
+  }
+
+  // The inline lane: trivial jobs wait here and run on this thread in turns of the event loop of at
+  // most inlineTurnMs each (at least one job per turn), one job per tenant in rotation, so neither
+  // a batch of 64 of them nor one account's burst holds the loop or overtakes other accounts.
+  const inlineTurnMs = options.inlineTurnMs ?? 4;
+  const lanes = new Map<string | null, (() => void)[]>();
+  const rotation: (string | null)[] = [];
+  let laneTurnScheduled = false;
+  function inline<T>(tenant: string | null, run: () => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const start = () => {
+        try {
+          resolve(run());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const lane = lanes.get(tenant);
+      if (lane) lane.push(start);
+      else {
+        lanes.set(tenant, [start]);
+        rotation.push(tenant);
+      }
+      if (!laneTurnScheduled) {
+        laneTurnScheduled = true;
+        setImmediate(laneTurn);
+      }
+    });
+  }
+  function laneTurn(): void {
+    laneTurnScheduled = false;
+    const began = performance.now();
+    do {
+      const tenant = rotation.shift() as string | null;
+      const lane = lanes.get(tenant) as (() => void)[];
+      (lane.shift() as () => void)();
+      if (lane.length > 0) rotation.push(tenant);
+      else lanes.delete(tenant);
+    } while (rotation.length > 0 && performance.now() - began < inlineTurnMs);
+    if (rotation.length > 0) {
+      laneTurnScheduled = true;
+      setImmediate(laneTurn);
     }
   }
 
@@ -172,7 +234,7 @@ export function createEngine(options: EngineOptions): Engine {
     return { ...impl.info, available: false, unavailableReason: 'verifying the downloaded files (sha256); try again in a moment' };
   }
 
-  return {
+  const engine = {
     models: () => impls.map(info),
 
     model(id: string): ModelInfo | undefined {
@@ -189,26 +251,32 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
-    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]> {
+    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
       if (!status.available) throw new EngineError('unavailable', status.unavailableReason ?? `model '${job.model}' is not available`);
       validateJob(job);
       if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+      const tenant = opts?.tenant ?? null;
       if (INLINE_MODELS.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES) {
-        const startedAt = performance.now();
+        const queuedAt = performance.now();
+        let startedAt = queuedAt;
         try {
-          return await impl.forecast(job, env);
+          return await inline(tenant, () => {
+            startedAt = performance.now();
+            if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
+            return impl.forecast(job, env);
+          });
         } catch (err) {
           if (err instanceof EngineError) throw err;
           throw new EngineError('failed', err instanceof Error ? err.message : String(err));
         } finally {
-          opts?.onTiming?.({ queueMs: 0, runMs: performance.now() - startedAt });
+          opts?.onTiming?.({ queueMs: startedAt - queuedAt, runMs: performance.now() - startedAt });
         }
       }
       const queuedAt = Date.now();
-      const release = await admit(opts?.tenant ?? null, opts?.signal);
+      const release = await admit(tenant, opts?.signal);
       // The worker reports its thread as it picks the task up: the running-time limit starts then,
       // and a timed-out job keeps its slot until that thread has really exited.
       const { port1, port2 } = new MessageChannel();
@@ -231,6 +299,8 @@ export function createEngine(options: EngineOptions): Engine {
       let stopping: Promise<unknown> | null = null;
       try {
         result = await pool.run({ job, env, queuedAt, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
+        // A thread whose heap grew past the bound is replaced; its slot is given back once it has exited.
+        if (thread && recycleBytes > 0 && (result.heapBytes ?? 0) > recycleBytes) stopping = recycle(thread);
       } catch (err) {
         // A killed job's timing: its wait, then the rest as running.
         const now = Date.now();
@@ -251,10 +321,14 @@ export function createEngine(options: EngineOptions): Engine {
       return result.forecasts;
     },
 
-    stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy) }),
+    runsInline: (job: ForecastJob) => INLINE_MODELS.has(job.model) && byId.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES,
+
+    stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy), recycled }),
 
     async close(): Promise<void> {
       await pool.destroy();
     },
   };
+  // forecast answers JSON text (EncodedForecast) for an `encode` job that ran on a worker.
+  return engine as Engine;
 }

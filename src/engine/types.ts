@@ -1,3 +1,4 @@
+import type { EncodedForecast } from './encode.ts';
 /**
  * The engine's contract. The engine runs models on numbers; it knows nothing of HTTP, the
  * database, accounts or credits (it must not import from src/http, src/db or feature folders).
@@ -32,6 +33,12 @@ export interface ForecastJob {
    * models with the `fitted_values` capability (add_history, anomaly detection).
    */
   fitted?: boolean;
+  /**
+   * Answer the numbers as JSON text per group of series (EncodedForecast, src/engine/encode.ts),
+   * written on the worker thread and moved to the caller. An engine may answer SeriesForecast[]
+   * anyway (small jobs run inline, remote nodes, fakes): callers accept both.
+   */
+  encode?: boolean;
 }
 
 export interface SeriesForecast {
@@ -123,9 +130,21 @@ export interface Engine {
    * `opts.tenant` (the account) shares the threads fairly: a tenant runs at most its share of jobs
    * at once, its other jobs wait (bounded) while other tenants' jobs run.
    */
+  forecast(job: ForecastJob & { encode: true }, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast>;
   forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  /**
+   * True when `forecast` would run this job on the calling thread in microseconds (a trivial model
+   * on a small job, ADR 0014): the caller may then run it before reserving its credits.
+   */
+  runsInline?(job: ForecastJob): boolean;
   /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
-  stats?(): { running: number; waiting: number; runningByTenant?: Record<string, number> };
+  stats?(): {
+    running: number;
+    waiting: number;
+    runningByTenant?: Record<string, number>;
+    /** Worker threads replaced for their heap size. */
+    recycled?: number;
+  };
   close(): Promise<void>;
 }
 

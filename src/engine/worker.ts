@@ -1,4 +1,7 @@
+import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, threadId } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { type EncodedForecast, encodedBuffers, encodeForecasts } from './encode.ts';
 import { MODEL_IMPLS } from './registry.ts';
 import { EngineError, type EngineErrorKind, type ForecastJob, type JobTiming, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
 
@@ -14,9 +17,13 @@ export interface WorkerTask {
 
 /** Errors cross the thread boundary as data: a class instance would arrive as a plain Error. */
 export type WorkerResult = (
-  | { ok: true; forecasts: SeriesForecast[] }
+  | { ok: true; forecasts: SeriesForecast[] | EncodedForecast }
   | { ok: false; kind: EngineErrorKind; message: string; seriesIndex?: number; field?: EngineError['field'] }
-) & { timing?: JobTiming };
+) & {
+  timing?: JobTiming;
+  /** This thread's committed JavaScript heap after the job: the engine replaces a thread grown too large. */
+  heapBytes?: number;
+};
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
@@ -30,7 +37,11 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       // createEngine validated the job before sending it (validateJob): it is not checked twice.
       const forecasts = await impl.forecast(job, env);
-      return { ok: true, forecasts, timing: timing() };
+      if (!job.encode) return { ok: true, forecasts, timing: timing(), heapBytes: getHeapStatistics().total_heap_size };
+      // Written here, moved (not copied) to the thread serving HTTP.
+      const encoded = encodeForecasts(job, forecasts);
+      const result: WorkerResult = { ok: true, forecasts: encoded, timing: timing(), heapBytes: getHeapStatistics().total_heap_size };
+      return Piscina.move({ [Piscina.transferableSymbol]: encodedBuffers(encoded), [Piscina.valueSymbol]: result } as never) as unknown as WorkerResult;
     } catch (err) {
       if (err instanceof EngineError) {
         return {

@@ -4,6 +4,7 @@ import { EnsembleForecastRequest, EnsembleForecastResponseBody } from './schemas
 import { runEnsemble } from './service.ts';
 import { idempotent } from '../idempotency/operation.ts';
 import { withDryRun } from '../forecasting/dry-run.ts';
+import { serialiseJson } from '../shared/json.ts';
 
 export const ensembleOperations = [
   idempotent(
@@ -37,6 +38,8 @@ export const ensembleOperations = [
         spendsCredits: true,
         restSource: 'ensemble',
         run: ({ deps, caller, input }) => runEnsemble(deps, principalOf(caller), input, callInfo(caller)),
+        // Serialised (in slices) before the debit, like a forecast.
+        runSerialised: ({ deps, caller, input }) => runEnsemble(deps, principalOf(caller), input, callInfo(caller), serialiseJson),
         summarize: (r) => {
           const m = r.ensemble_metadata;
           return `Ensemble of ${m.models_in_ensemble.join(', ')} (by ${m.scoring_metric}), ${m.total_cost_credits} credits.`;

@@ -225,7 +225,26 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       },
     ]);
   }
+  checkAnswerSize(ctx, candidates);
   return { request: req, heldOut, windows, candidates, filters, totalCredits: total, usage };
+}
+
+/**
+ * The whole answer is bounded like one forecast's (FORECAST_MAX_OUTPUT_VALUES): every candidate's
+ * final forecast (ranked_results[].result) plus the blend (ensemble_result, shaped like them).
+ * Refused (413) at planning, before any credit is held.
+ */
+function checkAnswerSize(ctx: ForecastCtx, candidates: Candidate[]): void {
+  const finals = candidates.map((c) => c.final.usage.output_tokens);
+  const total = finals.reduce((a, b) => a + b, 0) + Math.max(0, ...finals);
+  const cap = ctx.config.forecast.maxOutputValues;
+  if (total <= cap) return;
+  throw new AppError(
+    'request_too_large',
+    `The ensemble's answer would hold ${total} numbers: the final forecast of each of the ${candidates.length} candidates (ranked_results) and the blend (ensemble_result), ` +
+      `each parameters.prediction_length × series over inputs[].target × (1 + parameters.quantile_levels + parameters.num_samples); at most ${cap} are accepted. ` +
+      'Lower prediction_length, num_samples or quantile_levels, name fewer candidates (models, max_models), or split the inputs over several requests',
+  );
 }
 
 interface Evaluated {
@@ -477,8 +496,18 @@ export function ensembleAccess(ctx: ForecastCtx, principal: Principal, explicitM
   };
 }
 
-/** The metered ensemble: plan and price, check the budget, hold once, run, debit the actual cost once. */
-export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: EnsembleRequestT, call: CallInfo): Promise<EnsembleResponse> {
+/**
+ * The metered ensemble: plan and price (413 past the output cap), check the budget, hold once, run,
+ * `finish` (e.g. serialise the answer), debit the actual cost once, then the caller sends. Any
+ * failure after the hold, in `finish` or the debit included, releases it.
+ */
+export async function runEnsemble<T = EnsembleResponse>(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: EnsembleRequestT,
+  call: CallInfo,
+  finish: (response: EnsembleResponse) => Promise<T> | T = (r) => r as T,
+): Promise<T> {
   const plan = await planEnsemble(ctx, req, ensembleAccess(ctx, principal, Boolean(req.models)));
   const hold = await ctx.meter.hold({
     principal,
@@ -488,14 +517,14 @@ export async function runEnsemble(ctx: ForecastCtx, principal: Principal, req: E
     usage: plan.usage,
     credits: plan.totalCredits,
   });
-  let out: Awaited<ReturnType<typeof executeEnsemble>>;
   try {
-    out = await executeEnsemble(ctx, plan, principal.user.id);
+    const out = await executeEnsemble(ctx, plan, principal.user.id);
+    const answer = await finish(out.response);
+    const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
+    call.receipt?.add(charge);
+    return answer;
   } catch (err) {
     await hold.release(describe(err));
     throw err;
   }
-  const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
-  call.receipt?.add(charge);
-  return out.response;
 }

@@ -59,6 +59,8 @@ export async function runBatch<T = ForecastResponse>(
   call: CallInfo,
   reportError: (err: unknown, itemRequestId: string) => ErrorReport,
   finish: (response: ForecastResponse) => Promise<T> | T = (r) => r as T,
+  /** `finish` only serialises: see runPlanned. */
+  encode = false,
 ): Promise<{ object: 'list'; data: BatchItem<T>[] }> {
   const planned = planBatch(ctx, requests, (err, k) => reportError(err, `${call.requestId}:${k}`));
   const data = await Promise.all(
@@ -66,7 +68,7 @@ export async function runBatch<T = ForecastResponse>(
       if ('error' in p) return { ok: false, result: null, error: p.error };
       const itemId = `${call.requestId}:${k}`;
       try {
-        const result = await runPlanned(ctx, principal, p.plan, { ...call, requestId: itemId }, finish);
+        const result = await runPlanned(ctx, principal, p.plan, { ...call, requestId: itemId }, finish, undefined, encode);
         return { ok: true, result, error: null };
       } catch (err) {
         return { ok: false, result: null, error: reportError(err, itemId) };

@@ -25,11 +25,19 @@ export interface ChargeRequest {
   usage: Usage;
   /** Price of the call in credits (integer >= 0). */
   credits: number;
+  /**
+   * The work runs inline and costs microseconds (trivial models on small jobs, ADR 0014): nothing
+   * is reserved now; `commit` reserves and debits in one transaction, and throws the refusals
+   * `hold` would (402 billing_required, key_budget_exceeded) when the account cannot pay.
+   * Meters may ignore it and reserve at once.
+   */
+  chargeAtCommit?: boolean;
 }
 
 export interface Hold {
   /**
-   * Inference succeeded: debit and write the usage event, in one transaction, before answering.
+   * Inference succeeded: debit and write the usage event, in one transaction, before answering
+   * (a `chargeAtCommit` hold reserves in that transaction too, and may refuse).
    * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
    * candidate failed); the difference is released.
    */

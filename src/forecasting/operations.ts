@@ -51,7 +51,8 @@ export const forecastOperations = [
         example: { request: FORECAST_EXAMPLE },
         mcpExample: JSON.stringify(FORECAST_EXAMPLE),
         run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
-        runSerialised: ({ deps, caller, input }) => runPlanned(deps, principalOf(caller), planForecast(deps, input), callInfo(caller), serialiseJson),
+        runSerialised: ({ deps, caller, input }) =>
+          runPlanned(deps, principalOf(caller), planForecast(deps, input), callInfo(caller), serialiseJson, undefined, true),
         summarize: (r) => forecastSummary(r as ForecastResponse),
       }),
       'forecast',
@@ -86,8 +87,9 @@ export const forecastOperations = [
             callInfo(caller),
             (err, id) => caller.reportError(err, id),
             serialiseJson,
+            true,
           );
-          const chunks: string[] = ['{"object":"list","data":['];
+          const chunks: (string | Uint8Array)[] = ['{"object":"list","data":['];
           out.data.forEach((item, k) => {
             if (k > 0) chunks.push(',');
             if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');

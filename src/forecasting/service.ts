@@ -3,7 +3,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
-import { EngineError, type Engine, type SeriesForecast } from '../engine/types.ts';
+import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
+import { EngineError, type Engine, type ForecastJob, type SeriesForecast } from '../engine/types.ts';
+import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
@@ -56,9 +58,19 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
   }
 }
 
-/** Runs a prepared forecast on the engine and shapes the response (no metering). */
-export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForecast, signal?: AbortSignal, tenant?: string): Promise<ForecastResponse> {
-  const t0 = performance.now();
+/** The engine job of a prepared forecast, and how its series map back to the request's inputs. */
+export interface PreparedJob {
+  job: ForecastJob;
+  seriesToInput: number[];
+  sortedLevels: number[];
+}
+
+/**
+ * With `encode`, the engine may write the numbers as JSON text on its worker thread: the response's
+ * matrices (mean, quantile values, samples) are then RawJson, fit only for serialiseJson
+ * (src/shared/json.ts).
+ */
+export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
   const series: number[][] = [];
   const seriesToInput: number[] = [];
   prepared.inputs.forEach((inp, i) => {
@@ -68,30 +80,74 @@ export async function executePrepared(ctx: ForecastCtx, prepared: PreparedForeca
     }
   });
   const sortedLevels = [...prepared.quantileLevels].sort((a, b) => a - b);
-  let forecasts: SeriesForecast[];
+  const job: ForecastJob = {
+    model: prepared.model.id,
+    series,
+    horizon: prepared.horizon,
+    quantileLevels: sortedLevels,
+    numSamples: prepared.numSamples,
+    seasonLength: prepared.frequency?.seasonLength ?? null,
+    seed: SEED,
+    // Variates of one input share a group: multivariate models forecast them jointly.
+    groupIds: seriesToInput,
+    ...(prepared.addHistory ? { fitted: true } : {}),
+    // Fitted values (add_history) are shaped here, against each input's full length.
+    ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
+  };
+  return { job, seriesToInput, sortedLevels };
+}
+
+/** Runs a prepared forecast on the engine and shapes the response (no metering); `built` says how (jobOf). */
+export async function executePrepared(
+  ctx: ForecastCtx,
+  prepared: PreparedForecast,
+  signal?: AbortSignal,
+  tenant?: string,
+  built: PreparedJob = jobOf(prepared),
+): Promise<ForecastResponse> {
+  const t0 = performance.now();
+  const { job, seriesToInput, sortedLevels } = built;
+  const series = job.series;
+  let forecasts: SeriesForecast[] | EncodedForecast;
   try {
-    forecasts = await ctx.engine.forecast(
-      {
-        model: prepared.model.id,
-        series,
-        horizon: prepared.horizon,
-        quantileLevels: sortedLevels,
-        numSamples: prepared.numSamples,
-        seasonLength: prepared.frequency?.seasonLength ?? null,
-        seed: SEED,
-        // Variates of one input share a group: multivariate models forecast them jointly.
-        groupIds: seriesToInput,
-        ...(prepared.addHistory ? { fitted: true } : {}),
-      },
-      { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) },
-    );
+    forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
     throw engineFailure(err, seriesToInput);
   }
-  if (forecasts.length !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
+  const answered = isEncoded(forecasts) ? (forecasts.groups.length === prepared.inputs.length ? forecasts.info.length : -1) : forecasts.length;
+  if (answered !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
+  if (isEncoded(forecasts)) return envelope(prepared, latencyMs, encodedOutputs(prepared, forecasts, sortedLevels));
   return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+}
+
+/** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */
+function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sortedLevels: number[]): ForecastResponse['outputs'] {
+  // The matrices are RawJson, written by serialiseJson as they are; the type says number[][] since nothing else reads them.
+  const raw = (bytes: Uint8Array | Uint8Array[]) => new RawJson(bytes) as unknown as number[][];
+  let k = 0;
+  return prepared.inputs.map((inp, i) => {
+    const g = enc.groups[i] as EncodedForecast['groups'][number];
+    const info = enc.info.slice(k, k + inp.variates.length).filter((x) => x !== undefined);
+    k += inp.variates.length;
+    return {
+      mean: raw(g.mean),
+      quantile_predictions: prepared.quantileLevels.map((level) => ({ level, values: raw(g.quantiles[sortedLevels.indexOf(level)] as Uint8Array) })),
+      samples: g.samples ? (raw(g.samples) as unknown as number[][][]) : null,
+      timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, prepared.horizon) : null,
+      metadata: outputMetadata(inp, info),
+    };
+  });
+}
+
+function outputMetadata(inp: PreparedForecast['inputs'][number], info: unknown[]): Record<string, unknown> | null {
+  const metadata: Record<string, unknown> = {};
+  if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
+  if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
+  if (inp.truncated) metadata.truncated_from = inp.originalLength;
+  if (info.length > 0) metadata.model_info = info;
+  return Object.keys(metadata).length > 0 ? metadata : null;
 }
 
 /** Numbers shaped between two turns of the event loop (a 2-million-number answer must not pin it). */
@@ -105,19 +161,29 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
   for (const inp of prepared.inputs) {
     const fc = forecasts.slice(k, k + inp.variates.length);
     k += inp.variates.length;
-    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers.
-    const matrix = async (pick: (f: SeriesForecast) => number[]): Promise<number[][]> => {
+    // steps × variates, like the target; yields to the event loop every SHAPE_SLICE numbers. A
+    // matrix that cannot reach the next yield is built synchronously (a small forecast, each item
+    // of a batch: no promise per matrix).
+    const matrix = (pick: (f: SeriesForecast) => number[]): number[][] | Promise<number[][]> => {
       const cols = fc.map(pick);
-      const rows = new Array<number[]>(h);
-      for (let t = 0; t < h; t++) {
-        rows[t] = cols.map((c) => c[t] as number);
-        shaped += cols.length;
-        if (shaped >= SHAPE_SLICE) {
-          shaped = 0;
-          await nextTurn();
-        }
+      if (shaped + cols.length * h < SHAPE_SLICE) {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) rows[t] = cols.map((c) => c[t] as number);
+        shaped += cols.length * h;
+        return rows;
       }
-      return rows;
+      return (async () => {
+        const rows = new Array<number[]>(h);
+        for (let t = 0; t < h; t++) {
+          rows[t] = cols.map((c) => c[t] as number);
+          shaped += cols.length;
+          if (shaped >= SHAPE_SLICE) {
+            shaped = 0;
+            await nextTurn();
+          }
+        }
+        return rows;
+      })();
     };
     const quantile_predictions: { level: number; values: number[][] }[] = [];
     for (const level of prepared.quantileLevels) {
@@ -129,21 +195,21 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
       samples = [];
       for (let s = 0; s < prepared.numSamples; s++) samples.push(await matrix((f) => (f.samples?.[s] as number[] | undefined) ?? f.mean));
     }
-    const metadata: Record<string, unknown> = {};
-    if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;
-    if (inp.ignoredCovariates.length > 0) metadata.covariates_ignored = inp.ignoredCovariates;
-    if (inp.truncated) metadata.truncated_from = inp.originalLength;
     const info = fc.map((f) => f.info).filter((x) => x !== undefined);
-    if (info.length > 0) metadata.model_info = info;
     outputs.push({
       mean: await matrix((f) => f.mean),
       quantile_predictions,
       samples,
       timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
       ...(prepared.addHistory ? { fitted_values: fittedRows(fc, inp.originalLength) } : {}),
-      metadata: Object.keys(metadata).length > 0 ? metadata : null,
+      metadata: outputMetadata(inp, info),
     });
   }
+  return envelope(prepared, latencyMs, outputs);
+}
+
+function envelope(prepared: PreparedForecast, latencyMs: number, outputs: ForecastResponse['outputs']): ForecastResponse {
+  const h = prepared.horizon;
   const truncated = prepared.inputs.filter((x) => x.truncated).map((x) => x.originalLength);
   return {
     id: `fcst_${randomUUID().replaceAll('-', '')}`,
@@ -198,7 +264,9 @@ export type Planned = ReturnType<typeof planForecast>;
  * The one path of a metered forecast: plan (413 when the response would pass the output cap) →
  * access check → hold credits → run → `finish` (e.g. serialise the answer) → commit (debit + usage
  * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
- * releases it: a forecast that cannot be produced costs nothing.
+ * releases it: a forecast that cannot be produced costs nothing. A job the engine runs inline is
+ * not held: its commit reserves and debits in one step, and refuses (402) when the account cannot
+ * pay (ADR 0014).
  */
 export async function runPlanned<T>(
   ctx: ForecastCtx,
@@ -207,8 +275,14 @@ export async function runPlanned<T>(
   call: CallInfo,
   finish: (response: ForecastResponse) => Promise<T> | T,
   signal?: AbortSignal,
+  /** `finish` only serialises (serialiseJson): the worker may write the numbers (executePrepared). */
+  encode = false,
 ): Promise<T> {
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
+  const built = jobOf(prepared, encode);
+  // A job the engine runs inline costs less than reserving its credits: it runs first and is
+  // reserved and debited in one transaction at commit (ADR 0014); any other job is held first.
+  const inline = ctx.engine.runsInline?.(built.job) === true;
   const hold = await ctx.meter.hold({
     principal,
     requestId: call.requestId,
@@ -216,9 +290,10 @@ export async function runPlanned<T>(
     model: prepared.model.id,
     usage: prepared.usage,
     credits,
+    ...(inline ? { chargeAtCommit: true } : {}),
   });
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id);
+    const response = await executePrepared(ctx, prepared, signal, principal.user.id, built);
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });

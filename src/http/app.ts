@@ -17,6 +17,18 @@ import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblem } from '../shared/json.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parseJsonSliced } from '../shared/json-sliced.ts';
+
+/** Keys Fastify's safe parser refuses (secure-json-parse, protoAction/constructorAction 'error'): such bodies take that parser. */
+const PROTO_KEYS = /__proto__|constructor|\\u00/i;
+
+/**
+ * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed, walked, validated and
+ * prepared in separate turns of the event loop, each tens of milliseconds at most, never together.
+ */
+const LARGE_BODY_BYTES = 512 * 1024;
+export const isLargeBody = (req: FastifyRequest): boolean => Number(req.headers['content-length'] ?? 0) >= LARGE_BODY_BYTES;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -108,6 +120,19 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    // A large body is parsed in slices between turns of the event loop (src/shared/json-sliced.ts).
+    // Anything it does not take (bad JSON, a key the safe parser checks) goes to the safe parser,
+    // which answers exactly as for a small body.
+    if (text.length >= LARGE_BODY_BYTES && !PROTO_KEYS.test(text)) {
+      parseJsonSliced(text).then(
+        (value) => done(null, value),
+        () => parseSafely(req, text, done),
+      );
+      return;
+    }
+    parseSafely(req, text, done);
+  });
+  function parseSafely(req: FastifyRequest, text: string, done: (err: Error | null, value?: unknown) => void): void {
     defaultJson(req, text, (err, value) => {
       if (err) {
         // The safe parser's message says only "not valid JSON"; JSON.parse's says where (line, column).
@@ -121,7 +146,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       }
       done(null, value);
     });
-  });
+  }
   await app.register(formbody);
   await app.register(cookie);
 
@@ -195,6 +220,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   // for what neither database can store (NUL, lone surrogates), and every body for nesting deeper
   // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next).
   app.addHook('preValidation', async (req, reply) => {
+    // A large body was parsed in this turn of the event loop: let other requests run before it is walked.
+    if (isLargeBody(req)) await nextTurn();
     const parts = [
       ['path', req.params],
       ['query', req.query],

@@ -1,15 +1,21 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';
+import { jsonBody } from '../shared/json.ts';
 import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
+import { isLargeBody } from './app.ts';
 import { credentialFrom } from './auth.ts';
 import { restItemReport } from './errors.ts';
 import { ErrorBody, errors, IdempotencyKey, ValidationErrorBody } from '../shared/schemas.ts';
 import { Receipt } from '../shared/receipt.ts';
 import type { ZApp } from './types.ts';
 import { z } from 'zod';
+
+/** Serialised answers up to this size are sent as one string (one write, a content-length); larger ones are streamed. */
+const ONE_WRITE_BYTES = 256 * 1024;
 
 type InputPart = 'body' | 'querystring' | 'params' | 'params+body';
 
@@ -120,11 +126,15 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
           receipt,
         };
+        // Schema validation of a large body ran in this turn: the service's own checks get the next one.
+        if (isLargeBody(req)) await nextTurn();
         if (op.runSerialised) {
-          // Serialised before the debit, streamed slice by slice (never joined into one string).
+          // Serialised before the debit; a large answer is streamed slice by slice (never joined
+          // into one string), a small one goes out in one write.
           const json = await op.runSerialised({ deps, caller, input: inputOf(req, part) });
           if (op.spendsCredits) reply.headers(costHeaders(receipt));
-          return reply.type('application/json; charset=utf-8').send(Readable.from(json.chunks, { objectMode: false }));
+          const body = json.bytes <= ONE_WRITE_BYTES ? jsonBody(json) : Readable.from(json.chunks, { objectMode: false });
+          return reply.type('application/json; charset=utf-8').send(body);
         }
         const out = await op.run({ deps, caller, input: inputOf(req, part) });
         if (op.spendsCredits) reply.headers(costHeaders(receipt));

@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { Deps } from '../deps-types.ts';
 import type { Hold, Meter } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
-import type { JsonChunks } from '../shared/json.ts';
+import { type JsonChunks, jsonText } from '../shared/json.ts';
 import { principalOf, type Operation, type OperationArgs } from '../shared/operation.ts';
 import { claimKey, completeKey, debitedRequestIds, dropIfExpired, type KeyRow, readKey, releaseKey, requestHash, sweepExpiredKeys, takeOver } from './store.ts';
 
@@ -47,7 +47,8 @@ export function idempotent(op: Operation): Operation {
               args,
               op.id,
               (deps) => runSerialised({ ...args, deps }),
-              (json) => json.chunks.join(''),
+              // Joined only when it will be kept (a 40 MB answer is not copied to be thrown away).
+              (json) => (json.bytes <= args.deps.config.idempotency.maxBodyBytes ? jsonText(json) : null),
               (text) => ({ chunks: [text], bytes: Buffer.byteLength(text) }),
             ),
         }
@@ -59,7 +60,7 @@ async function once<T>(
   { deps, caller, input }: OperationArgs<unknown>,
   operation: string,
   exec: (deps: Deps) => Promise<T>,
-  encode: (out: T) => string,
+  encode: (out: T) => string | null,
   decode: (text: string) => T,
 ): Promise<T> {
   const key = caller.idempotencyKey;
@@ -115,7 +116,7 @@ async function once<T>(
     throw err;
   }
   const text = encode(out);
-  const body = Buffer.byteLength(text) <= deps.config.idempotency.maxBodyBytes ? text : null;
+  const body = text !== null && Buffer.byteLength(text) <= deps.config.idempotency.maxBodyBytes ? text : null;
   await completeKey(db, accountId, key, attempt, { statusCode: 200, body, credits: caller.receipt?.credits ?? 0 });
   return out;
 }

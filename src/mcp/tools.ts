@@ -11,6 +11,7 @@ import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { requireScope } from '../shared/scopes.ts';
 import { Receipt } from '../shared/receipt.ts';
 import { IdempotencyKey } from '../shared/schemas.ts';
+import { jsonText } from '../shared/json.ts';
 
 /** What a tool call knows about its HTTP request. */
 export interface ToolCallContext {
@@ -98,7 +99,12 @@ const READ = { readOnlyHint: true, openWorldHint: false };
  * HTTP API's own schemas and service call (same credits, 402, access checks; usage source `mcp`).
  * Each call counts its declared rate-limit points against the account (a batch counts its items).
  */
-export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext, ops: readonly Operation[]): void {
+export function registerTools(server: McpServer, appDeps: Deps, c: ToolCallContext, ops: readonly Operation[]): void {
+  // Tool answers are bounded by MCP_MAX_OUTPUT_VALUES (413 beyond, before any hold): the SDK writes the whole answer at once.
+  const deps: Deps = {
+    ...appDeps,
+    config: { ...appDeps.config, forecast: { ...appDeps.config.forecast, maxOutputValues: appDeps.config.forecast.mcpMaxOutputValues } },
+  };
   for (const op of ops) {
     server.registerTool(
       op.id,
@@ -131,14 +137,25 @@ export function registerTools(server: McpServer, deps: Deps, c: ToolCallContext,
             idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
             receipt,
           };
-          const out = await op.run({ deps, caller, input: op.idempotent ? input : args });
+          const opArgs = { deps, caller, input: op.idempotent ? input : args };
           // The numbers are in the text too (hosts that show only text): a summary line, then the JSON.
           if (!op.spendsCredits) {
+            const out = await op.run(opArgs);
             return { content: [{ type: 'text', text: `${op.summarize(out)}\n${JSON.stringify(out)}` }], structuredContent: out as Structured };
+          }
+          // A credit-spending answer is serialised before the debit, as over REST: one that cannot be written costs nothing.
+          let json: string;
+          let out: unknown;
+          if (op.runSerialised) {
+            json = jsonText(await op.runSerialised(opArgs));
+            out = JSON.parse(json);
+          } else {
+            out = await op.run(opArgs);
+            json = JSON.stringify(out);
           }
           const cost = receiptMeta(receipt);
           return {
-            content: [{ type: 'text', text: `${op.summarize(out)} ${cost.line}\n${JSON.stringify(out)}` }],
+            content: [{ type: 'text', text: `${op.summarize(out)} ${cost.line}\n${json}` }],
             structuredContent: out as Structured,
             _meta: cost.meta,
           };

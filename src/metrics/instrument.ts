@@ -61,8 +61,8 @@ export function instrumentMeter(meter: Meter, metrics: Metrics): Meter {
 
 export function instrumentRateLimiter(limiter: RateLimiter, metrics: Metrics): RateLimiter {
   const wrapped: RateLimiter = Object.create(limiter) as RateLimiter;
-  wrapped.consume = async (accountId, points) => {
-    const d = await limiter.consume(accountId, points);
+  wrapped.consume = async (accountId, points, billingActive) => {
+    const d = await limiter.consume(accountId, points, billingActive);
     if (!d.allowed) metrics.rateLimitRefusals.inc({ scope: 'account' });
     return d;
   };

@@ -100,6 +100,9 @@ function sendOAuthError(err: unknown, req: FastifyRequest, reply: FastifyReply, 
   return reply.code(a.status).send(a.error.toResponseObject());
 }
 
+/** The server the OpenAPI examples describe (the metadata documents are built by the same functions as the answers). */
+const EXAMPLE_BASE = { publicBaseUrl: 'http://127.0.0.1:8000' };
+
 const describeIssues = (e: SchemaValidationError): string => e.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'body'}: ${i.message}`).join('; ');
 
 export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
@@ -117,22 +120,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   app.get(OAUTH_PATHS.asMetadata, {
     schema: {
       operationId: 'getOAuthAuthorizationServerMetadata',
-      example: {
-        response: {
-          issuer: 'http://127.0.0.1:8000',
-          authorization_endpoint: 'http://127.0.0.1:8000/oauth/authorize',
-          token_endpoint: 'http://127.0.0.1:8000/oauth/token',
-          registration_endpoint: 'http://127.0.0.1:8000/oauth/register',
-          revocation_endpoint: 'http://127.0.0.1:8000/oauth/revoke',
-          response_types_supported: ['code'],
-          response_modes_supported: ['query'],
-          grant_types_supported: ['authorization_code', 'refresh_token'],
-          code_challenge_methods_supported: ['S256'],
-          token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
-          revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
-          scopes_supported: ['mcp'],
-        },
-      },
+      example: { response: authorizationServerMetadata(EXAMPLE_BASE) },
       summary: 'OAuth server metadata',
       description: 'RFC 8414 authorization server metadata: endpoints, grant types, PKCE methods. MCP clients read it to sign in.',
       tags: ['oauth'],
@@ -144,15 +132,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   app.get(OAUTH_PATHS.mcpResourceMetadata, {
     schema: {
       operationId: 'getMcpProtectedResourceMetadata',
-      example: {
-        response: {
-          resource: 'http://127.0.0.1:8000/mcp',
-          authorization_servers: ['http://127.0.0.1:8000'],
-          scopes_supported: ['mcp'],
-          bearer_methods_supported: ['header'],
-          resource_name: 'TSFM forecasting service (MCP)',
-        },
-      },
+      example: { response: mcpProtectedResourceMetadata(EXAMPLE_BASE) },
       summary: 'MCP resource metadata',
       description: 'RFC 9728 protected-resource metadata of /mcp: which authorization server issues its tokens.',
       tags: ['oauth'],
@@ -166,15 +146,7 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
   app.get(OAUTH_PATHS.rootResourceMetadata, {
     schema: {
       operationId: 'getRootProtectedResourceMetadata',
-      example: {
-        response: {
-          resource: 'http://127.0.0.1:8000/mcp',
-          authorization_servers: ['http://127.0.0.1:8000'],
-          scopes_supported: ['mcp'],
-          bearer_methods_supported: ['header'],
-          resource_name: 'TSFM forecasting service (MCP)',
-        },
-      },
+      example: { response: mcpProtectedResourceMetadata(EXAMPLE_BASE) },
       summary: 'MCP resource metadata (root path)',
       tags: ['oauth'],
       description: "The MCP endpoint's protected-resource metadata, also at the root path for clients that look only there.",

@@ -21,8 +21,11 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  /** Counts `points` requests against the account (a batch of n items counts n). */
-  consume(accountId: string, points?: number): Promise<RateDecision>;
+  /**
+   * Counts `points` requests against the account (a batch of n items counts n). `billingActive`,
+   * when the caller read it with the credential, picks the account's limit without a lookup.
+   */
+  consume(accountId: string, points?: number, billingActive?: boolean): Promise<RateDecision>;
   /**
    * Counts `points` against one API key with its own `limit` per minute (the key's
    * rate_limit_per_minute, on top of the account's limit; ADR 0016). Optional for test doubles.
@@ -49,6 +52,8 @@ export interface LimitedCaller {
   kind: string;
   credentialId: string;
   key?: { rateLimitPerMinute: number | null };
+  /** Read with the credential (same query), when the resolver knows it: saves the account lookup. */
+  billingActive?: boolean;
 }
 
 /**
@@ -61,7 +66,7 @@ export async function consumeFor(
   caller: LimitedCaller,
   points: number,
 ): Promise<{ decision: RateDecision; what: string }> {
-  const account = await limiter.consume(caller.user.id, points);
+  const account = await limiter.consume(caller.user.id, points, caller.billingActive);
   const perKey = caller.kind === 'api_key' ? caller.key?.rateLimitPerMinute : null;
   if (!account.allowed || perKey == null || !limiter.consumeKey) return { decision: account, what: 'requests for this account' };
   const key = await limiter.consumeKey(caller.credentialId, perKey, points);
@@ -128,8 +133,8 @@ export function createRateLimiter(settings: RateLimiterSettings, limitFor: (acco
 
   return {
     backend: redis ? 'redis' : 'memory',
-    async consume(accountId, points = 1) {
-      const limit = await limitFor(accountId);
+    async consume(accountId, points = 1, billingActive) {
+      const limit = billingActive === undefined ? await limitFor(accountId) : billingActive ? settings.billingPerMinute : settings.freePerMinute;
       return decide(accounts, accountId, Math.max(1, Math.floor(points)), limit);
     },
     consumeKey(keyId, limit, points = 1) {

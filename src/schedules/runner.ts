@@ -4,7 +4,7 @@ import { keyPolicyOf, type Principal } from '../accounts/credentials.ts';
 import type { DB, ScheduleRunsTable, SchedulesTable } from '../db/schema.ts';
 import type { Deps } from '../deps-types.ts';
 import { ForecastRequest } from '../forecasting/schemas.ts';
-import { planForecast, runPlanned } from '../forecasting/service.ts';
+import { executePrepared, planForecast, runPlanned } from '../forecasting/service.ts';
 import { spendPoints } from '../ratelimit/limiter.ts';
 import { IngestOptions } from '../series/schemas.ts';
 import { fetchSource, ingestText } from '../series/service.ts';
@@ -138,6 +138,17 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
     const principal: Principal = { user, kind: schedule.credential_kind, credentialId: schedule.credential_id };
     // A schedule made with an API key runs within that key's limits as they are now (docs/keys.md).
     if (principal.kind === 'api_key') principal.key = await keyPolicyOf(db, principal.credentialId, deps.clock.now());
+    // While this replica works on the run (a slow source, a queued forecast), its lease is renewed,
+    // so no other replica takes over a run that is still alive; a replica that dies stops renewing.
+    const heartbeat = setInterval(
+      () =>
+        void ours(run)
+          .set({ lease_until: deps.clock.now() + cfg.leaseMs })
+          .execute()
+          .catch(() => {}),
+      Math.max(100, Math.floor(cfg.leaseMs / 3)),
+    );
+    heartbeat.unref();
     try {
       let payload = run.payload;
       if (payload === null) {
@@ -155,6 +166,8 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       }
     } catch (err) {
       await failed(schedule, run, err);
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 
@@ -174,7 +187,7 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       throw new AppError('request_rejected', `The source's data does not make a forecast request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const planned = planForecast(deps, parsed.data);
     const maxBytes = cfg.maxPayloadBytes;
-    const body = await runPlanned(deps, principal, planned, { requestId: run.id, source: 'schedule' }, (forecast) => {
+    const toPayload = (forecast: unknown): string => {
       const text = JSON.stringify({
         type: 'forecast.completed',
         timestamp: new Date(deps.clock.now()).toISOString(),
@@ -184,7 +197,13 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       if (Buffer.byteLength(text) > maxBytes)
         throw new AppError('request_too_large', `The forecast is larger than SCHEDULE_MAX_PAYLOAD_BYTES (${maxBytes} bytes)`);
       return text;
-    });
+    };
+    // A replica that died between the debit and storing the payload has charged this run already
+    // (its usage event carries the run id): the forecast is made again, but not charged again.
+    const charged = await db.selectFrom('usage_events').select('id').where('user_id', '=', run.user_id).where('request_id', '=', run.id).executeTakeFirst();
+    const body = charged
+      ? toPayload(await executePrepared(deps, planned.prepared, undefined, principal.user.id))
+      : await runPlanned(deps, principal, planned, { requestId: run.id, source: 'schedule' }, toPayload);
     await ours(run).set({ credits: planned.credits }).execute();
     return body;
   }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { contentSecurityPolicy } from '../http/csp.ts';
 
 /** What the browser app needs to know before its first API call (no secrets). */
 export interface WebConfig {
@@ -24,17 +25,7 @@ export const IMPORT_MAP = JSON.stringify({
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64');
 
 /** The one inline script is the import map; the policy allows exactly it by its hash. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  `script-src 'self' 'sha256-${sha256(IMPORT_MAP)}'`,
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy({ scriptHashes: [sha256(IMPORT_MAP)] });
 
 /** JSON inside a <script type="application/json"> element: `<` is escaped so no tag can close it. */
 const jsonForHtml = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');

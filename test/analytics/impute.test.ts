@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { blendGap, gapsOf, linearFill } from '../../src/analytics/impute.ts';
+import { blendGap, gapsOf, imputePoints, linearFill } from '../../src/analytics/impute.ts';
 import { createEngine } from '../../src/engine/engine.ts';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp, type TestUser } from '../helpers/app.ts';
 
@@ -20,6 +20,22 @@ describe('gaps, linear fill and the blend', () => {
     assert.deepEqual(blendGap(null, [7, 6], 2), [6, 7]);
     assert.deepEqual(blendGap([1, 2, 3], null, 2), [1, 2]);
     assert.equal(blendGap(null, null, 2), null);
+  });
+});
+
+describe('rate-limit points of an imputation', () => {
+  test('the engine jobs it causes: a forward and a backward job per 25 gaps; linear or malformed input is one point', () => {
+    const holes = (gaps: number) => Array.from({ length: 2 * gaps + 1 }, (_, i) => (i % 2 ? null : i));
+    assert.equal(imputePoints({ inputs: [{ target: [1, 2, 3] }] }), 1);
+    assert.equal(imputePoints({ inputs: [{ target: holes(1) }] }), 2);
+    assert.equal(imputePoints({ inputs: [{ target: holes(25) }] }), 2);
+    assert.equal(imputePoints({ inputs: [{ target: holes(26) }] }), 4);
+    assert.equal(imputePoints({ inputs: [{ target: holes(20) }, { target: holes(20) }] }), 4);
+    // a run of nulls is one gap; variates count apart
+    assert.equal(imputePoints({ inputs: [{ target: [1, null, null, null, 5] }] }), 2);
+    assert.equal(imputePoints({ inputs: [{ target: holes(60).map((v) => [v, v]) }] }), 8, '120 gaps: counted up to the 100 a request may hold');
+    assert.equal(imputePoints({ inputs: [{ target: holes(60) }], method: 'linear' }), 1);
+    for (const junk of [null, 'x', { inputs: 'x' }, { inputs: [null, { target: 3 }] }]) assert.equal(imputePoints(junk), 1);
   });
 });
 
@@ -97,6 +113,18 @@ describe(`POST /v1/impute (${DB_KIND})`, () => {
     const none = await impute({ inputs: [{ target: [1, 2, 3] }] });
     assert.equal(none.status, 200);
     assert.equal(none.body.outputs[0].filled_count, 0);
+  });
+
+  test('rate limit: a model imputation counts its engine jobs, a linear one a single point', async () => {
+    const remaining = async () => Number((await call(t, 'GET', '/api/account/me', { token: u.token })).headers['x-ratelimit-remaining']);
+    const target = Array.from({ length: 61 }, (_, i) => (i % 2 ? null : i));
+    const r0 = await remaining();
+    const r = await impute({ inputs: [{ target }], model: 'naive' });
+    assert.equal(r.status, 200, r.text);
+    const r1 = await remaining();
+    assert.equal(r0 - r1, 4 + 1, '30 gaps: two forward and two backward jobs, plus the GET that reads the header');
+    assert.equal((await impute({ inputs: [{ target }], method: 'linear' })).status, 200);
+    assert.equal(r1 - (await remaining()), 1 + 1);
   });
 
   test('bad input: a variate without values 422; unknown model 404; too many gaps 413; output cap 413; nothing debited', async () => {

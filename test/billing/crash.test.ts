@@ -4,22 +4,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { openDatabase } from '../../src/db/index.ts';
+import pg from 'pg';
+import { openDatabase, type DatabaseTarget } from '../../src/db/index.ts';
 import { ledgerCheck } from '../../src/billing/ledger.ts';
+import { DB_KIND, TEST_DATABASE_URL } from '../helpers/app.ts';
 
 /**
- * SIGKILL the server while it serves a stream of forecasts, restart it on the same database, and
- * check the books: every request that got a 200 has its usage event, every debit has its event,
- * and once the dead process's holds are swept the ledger equals the balance.
- * (SQLite file database: the embedded default. The same code path runs on PostgreSQL.)
+ * SIGKILL the server while it serves a stream of forecasts and batches, restart it on the same
+ * database, and check the books: every request (and batch item) that got a 200 has its usage
+ * event, every debit has its event, and once the dead process's holds are swept the ledger equals
+ * the balance. On the SQLite file database by default; with TEST_DATABASE_URL, on a PostgreSQL
+ * database created for the run (its charges take the one-statement path of ADR 0014).
  */
 const SERVER = join(import.meta.dirname, 'crash-server.ts');
 const ONE_CREDIT = { model: 'naive', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 1 } };
 
-function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
+function startServer(dataDir: string, databaseUrl: string | null): Promise<{ child: ChildProcess; base: string; exited: Promise<void> }> {
   const child = spawn(process.execPath, [SERVER], {
     env: {
       ...process.env,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'silent',
@@ -46,12 +50,39 @@ function startServer(dataDir: string): Promise<{ child: ChildProcess; base: stri
   });
 }
 
-describe('crash safety: SIGKILL during a stream of forecasts', () => {
+/** A PostgreSQL database of its own for the run (the server migrates it), dropped after. */
+async function freshPostgres(): Promise<{ url: string; target: DatabaseTarget; drop(): Promise<void> }> {
+  const name = `crash_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL!);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    target: { kind: 'postgres', url: url.toString() },
+    async drop() {
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+describe(`crash safety: SIGKILL during a stream of forecasts (${DB_KIND})`, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tsfm-crash-'));
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  let pgdb: Awaited<ReturnType<typeof freshPostgres>> | null = null;
+  after(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await pgdb?.drop();
+  });
 
   test('every 200 has its usage event and the ledger balances after restart', { timeout: 120_000 }, async () => {
-    const first = await startServer(dataDir);
+    if (TEST_DATABASE_URL) pgdb = await freshPostgres();
+    const databaseUrl = pgdb?.url ?? null;
+    const first = await startServer(dataDir, databaseUrl);
     const reg = await fetch(`${first.base}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -63,7 +94,7 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
     const ok: string[] = [];
     let sent = 0;
     let killed = false;
-    const KILL_AFTER = 150;
+    const KILL_AFTER = 400;
     const worker = async (w: number) => {
       for (let i = 0; i < 10_000 && !killed; i++) {
         const id = `crash-${w}-${i}`;
@@ -85,15 +116,33 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
         }
       }
     };
-    await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
+    // Batches too: each item is charged on its own, in the group of its batch.
+    const batcher = async (w: number) => {
+      for (let i = 0; i < 10_000 && !killed; i++) {
+        const id = `crash-b${w}-${i}`;
+        sent += 16;
+        try {
+          const r = await fetch(`${first.base}/v1/forecast/batch`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': id },
+            body: JSON.stringify({ requests: Array.from({ length: 16 }, () => ONE_CREDIT) }),
+          });
+          const body = (await r.json()) as { data?: { ok: boolean }[] };
+          if (r.status === 200) for (const [k, d] of (body.data ?? []).entries()) if (d.ok) ok.push(`${id}:${k}`);
+        } catch {
+          // connection reset by the kill
+        }
+      }
+    };
+    await Promise.all([...Array.from({ length: 8 }, (_, w) => worker(w)), batcher(0), batcher(1)]);
     first.child.kill('SIGKILL');
     await first.exited;
     assert.ok(ok.length >= KILL_AFTER, `got ${ok.length} 200s of ${sent} sent`);
 
     // Restart: the sweeper releases holds of requests that were in flight when the process died.
-    const second = await startServer(dataDir);
+    const second = await startServer(dataDir, databaseUrl);
     try {
-      const database = await openDatabase({ kind: 'sqlite', path: join(dataDir, 'tsfm.sqlite') });
+      const database = await openDatabase(pgdb?.target ?? { kind: 'sqlite', path: join(dataDir, 'tsfm.sqlite') });
       try {
         const db = database.db;
         let books = await ledgerCheck(db, user.id);
@@ -116,7 +165,9 @@ describe('crash safety: SIGKILL during a stream of forecasts', () => {
         assert.equal(debits.length, events.length, 'one debit per usage event');
         assert.deepEqual(new Set(debits.map((d) => d.usage_event_id)), new Set(events.map((e) => e.id)));
         assert.equal(books.balance, 80000 - events.length);
-        process.stdout.write(`# crash test: ${sent} sent, ${ok.length} answered 200 before SIGKILL, ${events.length} usage events, balance ${books.balance}\n`);
+        process.stdout.write(
+          `# crash test: ${sent} forecasts sent (single and batch items), ${ok.length} answered 200 before SIGKILL, ${events.length} usage events, balance ${books.balance}\n`,
+        );
       } finally {
         await database.close();
       }

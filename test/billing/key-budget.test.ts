@@ -50,4 +50,32 @@ describe(`key monthly limit across two pools (${DB_KIND})`, { skip: DB_KIND !== 
       .executeTakeFirst();
     assert.equal(Number(held?.s), 28);
   });
+
+  test('charges at commit (inline jobs) from two pools at once never pass the limit either', async () => {
+    const u = await registerUser(t);
+    const k = await createKey(t, u);
+    await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { monthly_credit_limit: 30 } });
+    const principal = await resolveCredential(t.deps.database.db, k.key, Date.now());
+    const meters = [t.deps.database, second].map((database) =>
+      createLedgerMeter({ database, clock: t.deps.clock, config: t.deps.config, catalog: t.deps.catalog }),
+    );
+    const usage = { input_tokens: 1, output_tokens: 1, total_tokens: 2 };
+    const tries = Array.from({ length: 16 }, (_, i) =>
+      meters[i % 2]!.hold({ principal, requestId: `chg_${i}`, source: 'api', model: 'naive', usage, credits: 4, chargeAtCommit: true })
+        .then((h) => h.commit({ latencyMs: 1 }))
+        .then(
+          () => 'charged',
+          (err: { code?: string }) => err.code ?? String(err),
+        ),
+    );
+    const outcomes = await Promise.all(tries);
+    assert.equal(outcomes.filter((o) => o === 'charged').length, 7, outcomes.join(', '));
+    assert.equal(outcomes.filter((o) => o === 'key_budget_exceeded').length, 9);
+    const used = await t.deps.database.db
+      .selectFrom('usage_events')
+      .select((eb) => eb.fn.sum<number>('credits').as('s'))
+      .where('key_id', '=', k.id)
+      .executeTakeFirst();
+    assert.equal(Number(used?.s), 28);
+  });
 });

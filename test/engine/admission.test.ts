@@ -63,7 +63,7 @@ describe('engine admission', () => {
     const a1 = engine.forecast(sleepJob(1500), { tenant: 'a' }).then(() => done.push('a1'));
     const a2 = engine.forecast(sleepJob(1), { tenant: 'a' }).then(() => done.push('a2'));
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(engine.stats?.(), { running: 1, waiting: 1, runningByTenant: { a: 1 } });
+    assert.deepEqual(engine.stats?.(), { running: 1, waiting: 1, runningByTenant: { a: 1 }, recycled: 0 });
     const b = engine.forecast(sleepJob(1), { tenant: 'b' }).then(() => done.push('b'));
     await Promise.all([a1, a2, b]);
     assert.deepEqual(done, ['b', 'a1', 'a2']);
@@ -75,7 +75,7 @@ describe('engine admission', () => {
     await assert.rejects(engine.forecast(sleepJob(20_000), { tenant: 'a' }), isEngineError('timeout'));
     assert.deepEqual(engine.stats?.().runningByTenant, { a: 1 }, 'still counted while the thread is being terminated');
     for (let i = 0; i < 100 && engine.stats?.().running !== 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(engine.stats?.(), { running: 0, waiting: 0, runningByTenant: {} });
+    assert.deepEqual(engine.stats?.(), { running: 0, waiting: 0, runningByTenant: {}, recycled: 0 });
     assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1);
   });
 
@@ -89,5 +89,57 @@ describe('engine admission', () => {
     await assert.rejects(waiting, isEngineError('failed'));
     assert.equal(engine.stats?.().waiting, 0);
     await running;
+  });
+  const naive: ForecastJob = { model: 'naive', series: [[1, 2, 3]], horizon: 2, quantileLevels: [0.5], numSamples: 0, seasonLength: null, seed: 1 };
+  const counting = () => {
+    const naiveImpl = impls.find((m) => m.info.id === 'naive');
+    assert.ok(naiveImpl);
+    const log: string[] = [];
+    const impl = {
+      ...naiveImpl,
+      forecast: (j: ForecastJob, env: Parameters<typeof naiveImpl.forecast>[1]) => {
+        log.push(String(j.seed));
+        return naiveImpl.forecast(j, env);
+      },
+    };
+    return { impl, log };
+  };
+
+  it('inline jobs (naive, small) run in turns of the event loop, never inside the call that submits them (issue #11: a batch of 64 held the loop)', async () => {
+    const { impl, log } = counting();
+    const engine = make({ impls: [impl], inlineTurnMs: 0 });
+    const jobs = Array.from({ length: 64 }, () => engine.forecast(naive, { tenant: 'a' }));
+    assert.equal(log.length, 0, 'submitting ran nothing');
+    const seen: number[] = [];
+    setImmediate(() => seen.push(log.length));
+    await Promise.all(jobs);
+    assert.equal(log.length, 64);
+    assert.deepEqual(seen, [1], 'one job per turn with inlineTurnMs 0: the loop turned between them');
+  });
+
+  it("one account's burst of inline jobs does not hold back another account's: one job per account in rotation", async () => {
+    const { impl, log } = counting();
+    const engine = make({ impls: [impl], inlineTurnMs: 0 });
+    const burst = Array.from({ length: 20 }, (_, k) => engine.forecast({ ...naive, seed: 100 + k }, { tenant: 'a' }));
+    const other = engine.forecast({ ...naive, seed: 1 }, { tenant: 'b' });
+    await Promise.all([...burst, other]);
+    assert.deepEqual(log.slice(0, 3), ['100', '1', '101']);
+  });
+
+  it('a worker thread whose heap grew past workerRecycleBytes is replaced after its job (memory goes back); the next job runs on a fresh one', async () => {
+    const engine = make({ workerRecycleBytes: 1 });
+    const job: ForecastJob = { ...naive, series: [Array.from({ length: 30_000 }, (_, i) => i % 7)], horizon: 100 };
+    // The decision is taken after the answer is handed back: wait for the slot to be given back.
+    const settled = async (e: Engine) => {
+      for (let i = 0; i < 500 && (e.stats?.().running ?? 0) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      return e.stats?.().recycled;
+    };
+    assert.equal((await engine.forecast(job)).length, 1);
+    assert.equal(await settled(engine), 1);
+    assert.equal((await engine.forecast(job)).length, 1);
+    assert.equal(await settled(engine), 2);
+    const keep = make({ workerRecycleBytes: 0 });
+    await keep.forecast(job);
+    assert.equal(await settled(keep), 0);
   });
 });

@@ -153,6 +153,15 @@ describe('interval calibration on backtests', () => {
     assert.equal(cal.windows, 3);
     assert.ok(cal.factor > 0);
   });
+  it('a job without quantiles or samples skips the calibration: same mean, no backtest refits', async () => {
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'auto-ets')!;
+    const job = { model: 'auto-ets', series: [walk], horizon: 6, numSamples: 0, seasonLength: 1, seed: 1 };
+    const [withQ] = await impl.forecast({ ...job, quantileLevels: [0.5] }, { modelsDir: '/nonexistent', threads: 1 });
+    const [meanOnly] = await impl.forecast({ ...job, quantileLevels: [] }, { modelsDir: '/nonexistent', threads: 1 });
+    assert.deepEqual(meanOnly!.mean, withQ!.mean);
+    assert.equal(meanOnly!.info?.calibration, undefined);
+    assert.equal((withQ!.info!.calibration as { windows: number }).windows, 3);
+  });
 });
 
 describe('non-negative data, MSTL periods', () => {

@@ -44,3 +44,19 @@ test('findJsonProblem: NUL and lone surrogates in values and keys, nesting, at a
   assert.equal(findJsonProblem({ a: { b: 1 } }, 2), null);
   assert.equal(findJsonProblem({ a: { b: { c: 1 } } }, 2)?.type, 'too_deep');
 });
+
+test('findJsonProblem: rows of numbers are skipped quickly, but still count for depth and are still walked when they hold strings', () => {
+  assert.equal(findJsonProblem({ target: [[1, 2], [null, 3], []] }), null);
+  assert.deepEqual(findJsonProblem([[1, 2]], 1)?.path, [0], 'a row of numbers one level too deep is too deep');
+  assert.equal(findJsonProblem([[1, 2]], 1)?.type, 'too_deep');
+  assert.deepEqual(
+    findJsonProblem({
+      target: [
+        [1, 2],
+        [3, 'x\u0000'],
+      ],
+    })?.path,
+    ['target', 1, 1],
+  );
+  assert.deepEqual(findJsonProblem({ a: [{ b: [[1], [2, { 'k\u0000': 1 }]] }] })?.path, ['a', 0, 'b', 1, 1, 'k\u0000']);
+});

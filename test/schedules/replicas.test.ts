@@ -116,6 +116,83 @@ describe(`scheduler replicas on one database (${DB_KIND})`, () => {
   });
 });
 
+describe(`a run's lease and charge (${DB_KIND})`, () => {
+  let t: TestApp;
+  let ep: LocalEndpoints;
+  const clock = new ManualClock();
+  before(async () => {
+    ep = await new LocalEndpoints().start();
+    t = await createTestApp({ env: { ...LOOPBACK_ENV, SCHEDULE_LEASE_MS: '2000' }, overrides: { clock } });
+  });
+  after(async () => {
+    await t.close();
+    await ep.close();
+  });
+  const dueSchedule = async () => {
+    const u = await registerUser(t);
+    const r = await call(t, 'POST', '/v1/schedules', {
+      token: u.token,
+      body: { name: 'yearly', model: 'echo-last', cron_expression: '0 0 1 1 *', source_url: `${ep.base}/source.csv`, callback_url: `${ep.base}/hook` },
+    });
+    assert.equal(r.status, 200, r.text);
+    await t.deps.database.db
+      .updateTable('schedules')
+      .set({ next_run_at: clock.now() - 1 })
+      .where('id', '=', r.body.id)
+      .execute();
+    return { u, id: r.body.id as string };
+  };
+  const runsOf = (id: string) => t.deps.database.db.selectFrom('schedule_runs').selectAll().where('schedule_id', '=', id).execute();
+  const eventsOf = (userId: string) => t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', userId).execute();
+
+  it('a replica still working on a run renews its lease: a slow run is not taken over', async () => {
+    const { u, id } = await dueSchedule();
+    ep.deliveries.length = 0;
+    const engine = new FakeEngine();
+    engine.delayMs = 3000;
+    const database = await openDatabase(t.databaseTarget);
+    const slowDeps = await createDeps(t.deps.config, { database, engine, logger: false, backgroundJobs: false, clock });
+    const slow = createScheduler(slowDeps);
+    const working = slow.tick();
+    while ((await runsOf(id))[0]?.status !== 'running') await new Promise((r) => setTimeout(r, 20));
+    // Past the lease as first granted; the heartbeat (every lease/3) renews it from the moved clock.
+    clock.advance(2500);
+    await new Promise((r) => setTimeout(r, 1000));
+    const other = createScheduler(t.deps);
+    await other.tick();
+    assert.equal(ep.deliveries.length, 0, 'the other replica did not take the run over');
+    await working;
+    assert.equal(ep.deliveries.length, 1);
+    const [run] = await runsOf(id);
+    assert.equal(run?.status, 'succeeded');
+    assert.equal(Number(run?.attempts), 1);
+    assert.equal((await eventsOf(u.id)).length, 1);
+    await slowDeps.close();
+  });
+
+  it('a replica that died after the debit but before storing the forecast: the run is redone, delivered, not charged again', async () => {
+    const { u, id } = await dueSchedule();
+    ep.deliveries.length = 0;
+    await createScheduler(t.deps).tick();
+    assert.equal(ep.deliveries.length, 1);
+    assert.equal((await eventsOf(u.id)).length, 1);
+    // The state a kill -9 between the commit of the charge and the payload's write leaves behind.
+    const [done] = await runsOf(id);
+    await t.deps.database.db
+      .updateTable('schedule_runs')
+      .set({ status: 'running', lease_owner: 'sched_dead', lease_until: clock.now() - 1, payload: null, finished_at: null, response_status: null })
+      .where('id', '=', done!.id)
+      .execute();
+    await createScheduler(t.deps).tick();
+    assert.equal(ep.deliveries.length, 2);
+    assert.equal(ep.deliveries[1]!.headers['webhook-id'], ep.deliveries[0]!.headers['webhook-id']);
+    const [run] = await runsOf(id);
+    assert.equal(run?.status, 'succeeded');
+    assert.equal(Number(run?.attempts), 2);
+    assert.equal((await eventsOf(u.id)).length, 1, 'charged once');
+  });
+});
+
 describe(`the app's own scheduler loop (SCHEDULER=on, ${DB_KIND})`, () => {
   it('starts with the app and stops with it', async () => {
     const ep = await new LocalEndpoints().start();

@@ -101,6 +101,13 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
       const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
       assert.ok(scroll <= inner, `${path} is ${scroll}px wide in a ${inner}px viewport`);
     }
+    // Each playground mode's form fits too (a visitor sees the sign-in card; a signed-in user the form).
+    await register(page, uniqueEmail('web-narrow'));
+    for (const mode of ['Detect anomalies', 'Fill gaps (impute)', 'Cross-validate (backtest)', 'Forecast']) {
+      await page.getByRole('radio', { name: mode }).check();
+      const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+      assert.ok(scroll <= inner, `the ${mode} form is ${scroll}px wide in a ${inner}px viewport`);
+    }
     assert.deepEqual(errors, []);
     await ctx.close();
   });
@@ -209,7 +216,8 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
       for (let i = 0; i < 24; i++) rows.push(`${id},${2022 + Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}-01T00:00:00Z,${base + (i % 12) * 3}`);
     }
     await page.getByLabel('Or upload a CSV').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
-    await page.getByText('Loaded 2 series from sales.csv').waitFor();
+    // A table with timestamps is read by POST /v1/series/ingest, which detects the monthly frequency.
+    await page.getByText('Loaded 2 series from sales.csv: north (24 points), south (24 points); frequency MS').waitFor();
     await page.getByLabel('Model', { exact: true }).selectOption('seasonal-naive');
     await page.getByRole('button', { name: 'Forecast' }).click();
     await page.locator('section.result .uplot[data-drawn="true"]').waitFor();
@@ -219,6 +227,13 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     assert.match(await page.getByRole('region', { name: 'Forecast of south by seasonal-naive' }).innerText(), /2024-01-01/);
     await page.locator('section.result').evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await shot(page, 'playground-csv');
+
+    // A bad cell: the ingest's answer names the line and the column.
+    await page
+      .getByLabel('Or upload a CSV')
+      .setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from('ds,y\n2024-01-01,1\n2024-01-02,x\n') });
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /^bad\.csv: line 3, column 'y': 'x' is not a number/);
     assert.deepEqual(errors, []);
     await ctx.close();
   });
@@ -237,6 +252,141 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await alert.filter({ hasText: 'min_points' }).waitFor();
     assert.match(await alert.innerText(), /inputs\.0\.target: .*needs at least min_points=4/);
     await shot(page, 'playground-error');
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  test('anomaly detection: the example is flagged (forecast and zscore), a short series is refused', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-anomalies'));
+    await page.getByRole('radio', { name: 'Detect anomalies' }).check();
+    // The untouched example series is swapped for one with a spike (step 31: 320) and a dip (step 41: 90).
+    assert.match(await page.getByLabel(/^Values/).inputValue(), /\b320\b/);
+    await page.getByLabel('Method', { exact: true }).selectOption('forecast');
+    await page.getByLabel('Interval level (%)').fill('99');
+    await page.getByRole('group', { name: 'What to do' }).scrollIntoViewIfNeeded();
+    await shot(page, 'playground-anomalies-form');
+    await page.getByRole('button', { name: 'Detect anomalies' }).click();
+    const card = page.getByRole('region', { name: 'Anomalies' });
+    await card.locator('.uplot[data-drawn="true"]').waitFor();
+    assert.match(await card.getByTestId('anomaly-count').innerText(), /^[1-9]\d* flagged$/);
+    assert.match(await card.getByTestId('credits').innerText(), /^[1-9]\d* credits?$/);
+    const flagged = page.getByRole('region', { name: 'Flagged points' });
+    // The spike is listed with its step and month.
+    assert.match(await flagged.innerText(), /^31\s+1951-07-01\s+320\b/m);
+    // The chart draws the band and a red marker per flagged point (the legend lists both).
+    assert.match(await card.locator('.u-legend').innerText(), /anomaly/);
+    await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shot(page, 'playground-anomalies');
+
+    await page.getByLabel('Method', { exact: true }).selectOption('zscore');
+    await page.getByLabel(/^Window/).fill('12');
+    await page.getByLabel(/^Sensitivity/).fill('3');
+    await page.getByRole('button', { name: 'Detect anomalies' }).click();
+    await card.getByRole('heading', { name: /zscore, window 12, sensitivity 3/ }).waitFor();
+    assert.match(await flagged.innerText(), /\b320\b/);
+
+    // Online mode: only the last 10 points are scored.
+    await page.getByLabel(/^Last N points only/).fill('10');
+    await page.getByRole('button', { name: 'Detect anomalies' }).click();
+    await card.getByText(/flagged of 10 scored points/).waitFor();
+
+    await page.getByLabel(/^Values/).fill('1 2 3 4 5');
+    await page.getByRole('button', { name: 'Detect anomalies' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /inputs\.0\.target: inputs\[0\] has 5 observed points; anomaly detection needs at least 8/);
+    assert.equal(await card.count(), 0, 'the old result is not shown beside the error');
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  test('imputation: the gaps are filled and marked; a series without values is refused', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-impute'));
+    await page.getByRole('radio', { name: 'Fill gaps (impute)' }).check();
+    const air =
+      '112 118 132 129 121 135 148 148 136 119 104 118 115 126 141 135 125 149 170 170 158 133 114 140 145 150 178 163 172 178 199 199 184 162 146 166';
+    const holed = air.split(' ').map((v, i) => (i === 5 || (i >= 26 && i < 30) ? 'null' : v));
+    await page.getByLabel(/^Values/).fill(holed.join(', '));
+    await page.getByLabel('Fill method').selectOption('model');
+    await page.getByLabel('Model', { exact: true }).selectOption('auto-ets');
+    await page.getByRole('button', { name: 'Fill the gaps' }).click();
+    const card = page.getByRole('region', { name: 'Imputation' });
+    await card.locator('.uplot[data-drawn="true"]').waitFor();
+    assert.equal(await card.getByTestId('filled-count').innerText(), '5 points filled');
+    const rows = page.getByRole('region', { name: 'Filled points' }).locator('tbody tr');
+    assert.equal(await rows.count(), 5);
+    const steps = (await rows.allInnerTexts()).map((r) => Number(r.split(/\s+/)[0]));
+    assert.deepEqual(steps, [6, 27, 28, 29, 30]);
+    for (const r of await rows.allInnerTexts()) {
+      const v = Number(r.split(/\s+/)[1]);
+      assert.ok(v > 80 && v < 260, `a plausible fill: ${r}`);
+    }
+    assert.match(await card.locator('.u-legend').innerText(), /filled/);
+    await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shot(page, 'playground-impute');
+
+    // Linear interpolation runs no model: the run of four lies on the line from 150 (step 26) to 199 (step 31).
+    await page.getByLabel('Fill method').selectOption('linear');
+    await page.getByRole('button', { name: 'Fill the gaps' }).click();
+    await card.getByRole('heading', { name: /linear interpolation/ }).waitFor();
+    assert.match((await rows.allInnerTexts())[1] ?? '', /^27\s+159\.8$/);
+
+    await page.getByLabel(/^Values/).fill('null, null, NaN');
+    await page.getByRole('button', { name: 'Fill the gaps' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /without any observed value/);
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  test('cross-validation: models ranked by their backtest metrics; windows that do not fit are refused', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-cv'));
+    await page.getByRole('radio', { name: 'Cross-validate (backtest)' }).check();
+    // The 48-month example series; auto-ets and seasonal-naive are ticked, add theta.
+    assert.equal((await page.getByLabel(/^Values/).inputValue()).split(' ').length, 48);
+    assert.ok(await page.getByRole('checkbox', { name: 'auto-ets', exact: true }).isChecked());
+    await page.getByRole('checkbox', { name: 'theta', exact: true }).check();
+    await page.getByLabel('Steps per window').fill('6');
+    await page.getByLabel(/^Windows/).fill('3');
+    await page.getByRole('button', { name: 'Run the backtest' }).click();
+    const metrics = page.getByRole('region', { name: 'Backtest metrics' });
+    await metrics.waitFor();
+    const rows = await metrics.locator('tbody tr').allInnerTexts();
+    assert.equal(rows.length, 3);
+    assert.deepEqual(
+      rows.map((r) => r.split(/\s+/)[0]),
+      ['1', '2', '3'],
+    );
+    assert.deepEqual(rows.map((r) => r.split(/\s+/)[1]).sort(), ['auto-ets', 'seasonal-naive', 'theta']);
+    // Ranked by sMAPE: non-decreasing down the table.
+    const smape = rows.map((r) => Number(r.split(/\s+/)[2]));
+    assert.deepEqual(
+      [...smape].sort((a, b) => a - b),
+      smape,
+    );
+    assert.match(rows[0] ?? '', /80%: \d+%/);
+    const card = page.getByRole('region', { name: 'Cross-validation' });
+    assert.match(await card.getByTestId('credits').innerText(), /^[1-9]\d* credits?$/);
+    await card.locator('.uplot[data-drawn="true"]').waitFor();
+    await card.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shot(page, 'playground-cv');
+
+    await page.getByLabel(/^Windows/).fill('9');
+    await page.getByRole('button', { name: 'Run the backtest' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /inputs\[0\] has 48 steps; 9 windows of 6 steps 6 apart need more than/);
+
+    for (const id of ['auto-ets', 'seasonal-naive', 'theta']) await page.getByRole('checkbox', { name: id, exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Run the backtest' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Pick at least one model' }).waitFor();
+
+    // The backtest is recorded with the playground's usage source, like its forecasts.
+    await page.goto('/account/usage');
+    const recent = page.getByRole('region', { name: 'Recent calls' });
+    await recent.waitFor();
+    assert.match(await recent.innerText(), /cross-validation\s+playground\s+session/);
     assert.deepEqual(errors, []);
     await ctx.close();
   });

@@ -54,7 +54,9 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJo
   let fc: GaussianForecast;
   try {
     fc = fit(y, { horizon: job.horizon, seasonLength });
-    fc = calibrated(y, fc, fit, job.horizon, seasonLength, info.minPoints);
+    // Calibration only rescales the standard deviations (never the mean): a job that asks for no
+    // quantile and no sample (imputation's fits) skips its backtest refits.
+    if (job.quantileLevels.length > 0 || job.numSamples > 0) fc = calibrated(y, fc, fit, job.horizon, seasonLength, info.minPoints);
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw new EngineError('failed', `${info.id} failed on series ${i}: ${err instanceof Error ? err.message : String(err)}`, i);

@@ -1,3 +1,4 @@
+import { type EncodedForecast, isEncoded } from '../encode.ts';
 import { EngineError, type Engine, type EngineErrorKind, type EngineOptionsPerJob, type ForecastJob, type ModelInfo, type SeriesForecast } from '../types.ts';
 import { decodeResult, encodeJob, InferResponse, OipError, type ModelMetadata } from './oip.ts';
 
@@ -164,7 +165,7 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     throw last;
   }
 
-  async function runOne(model: string, job: ForecastJob, o: EngineOptionsPerJob | undefined): Promise<SeriesForecast[]> {
+  async function runOne(model: string, job: ForecastJob, o: EngineOptionsPerJob | undefined): Promise<SeriesForecast[] | EncodedForecast> {
     const route = routes.get(model);
     const j = model === job.model ? job : { ...job, model };
     if (!route) return local.forecast(j, o);
@@ -184,7 +185,7 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     return h.up.size > 0 ? { ...rest, available: true } : { ...rest, available: false, unavailableReason: h.reason };
   }
 
-  return {
+  const engine = {
     models() {
       const locals = local.models();
       const known = new Set(locals.map((m) => m.id));
@@ -208,14 +209,17 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     async refresh() {
       await Promise.all([local.refresh?.(), checkAll()]);
     },
-    async forecast(job, o) {
+    async forecast(job: ForecastJob, o?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
       const chain = [job.model, ...(opts.fallbacks.get(job.model) ?? [])];
       let lastErr: unknown;
       for (const [i, model] of chain.entries()) {
         try {
           const out = await runOne(model, job, o);
           if (i === 0) return out;
-          return out.map((f) => ({ ...f, info: { ...f.info, served_by: model, fallback_from: job.model } }));
+          const fellBack = (info: Record<string, unknown> | undefined) => ({ ...info, served_by: model, fallback_from: job.model });
+          // A local model may answer an `encode` job as JSON text (src/engine/encode.ts); its info stays an array.
+          if (isEncoded(out)) return { ...out, info: out.info.map(fellBack) };
+          return out.map((f) => ({ ...f, info: fellBack(f.info) }));
         } catch (err) {
           lastErr = err;
           if (!(err instanceof EngineError) || !FALL_THROUGH.has(err.kind) || o?.signal?.aborted) throw err;
@@ -223,10 +227,14 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
       }
       throw lastErr;
     },
+    // A routed model runs on a node: never inline, whatever the local engine would do.
+    runsInline: (job: ForecastJob) => !routes.has(job.model) && (local.runsInline?.(job) ?? false),
     stats: () => local.stats?.() ?? { running: 0, waiting: 0 },
     async close() {
       clearInterval(timer);
       await local.close();
     },
   };
+  // forecast answers what the local engine answers: arrays, or JSON text for an `encode` job.
+  return engine as Engine;
 }

@@ -1,12 +1,53 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, request } from '../api.js';
+import { ApiError, api, describeError, request } from '../api.js';
 import { FanChart } from '../chart.js';
 import { parseCsv, parseNumbers } from '../csv.js';
 import { html } from '../html.js';
 import { ErrorBox, fmt, SignInFirst, useAction } from '../ui.js';
+import {
+  AnomalyCard,
+  AnomalyParams,
+  anomalyBody,
+  anomalyDefaults,
+  CvCard,
+  CvParams,
+  cvBody,
+  cvDefaults,
+  ImputeCard,
+  ImputeParams,
+  imputeBody,
+  imputeDefaults,
+  MODES,
+  SAMPLES,
+} from './playground-modes.js';
 
-const SAMPLE = '112 118 132 129 121 135 148 148 136 119 104 118 115 126 141 135 125 149 170 170 158 133 114 140';
+/**
+ * An uploaded file as series. A table with a time column goes to POST /v1/series/ingest, which
+ * detects the columns, the frequency, gaps and duplicates and names the line of a bad value; a
+ * file of one column of numbers (no timestamps) is read here.
+ */
+async function readUpload(file) {
+  const text = await file.text();
+  const first = text.trimStart().split(/\r?\n/, 1)[0] ?? '';
+  if (!/[,;\t]/.test(first)) return { series: parseCsv(text), frequency: null, notes: [], by: 'page' };
+  const format = /\t/.test(first) ? 'tsv' : 'auto';
+  const { data } = await request('POST', '/v1/series/ingest', { body: { text, format } });
+  const series = data.inputs.map((x, i) => ({ id: x.item_id ?? data.series[i]?.unique_id ?? `series ${i + 1}`, start: x.start ?? null, values: x.target }));
+  const notes = [...data.warnings];
+  const missing = data.series.reduce((a, s) => a + s.missing, 0);
+  if (missing > 0) notes.push(`${missing} missing value${missing === 1 ? '' : 's'} (gaps) kept as null`);
+  return { series, frequency: data.frequency, notes, by: 'server' };
+}
 const FREQUENCIES = ['h', 'D', 'B', 'W', 'MS', 'M', 'QS', 'YS', '15min'];
+
+/** The sentence under the form, per mode. */
+const HELP = {
+  forecast: 'The chart shows the history, the forecast mean and the band between the quantiles nearest 10% and 90%.',
+  anomalies:
+    'POST /v1/detect-anomalies: each point is compared with what was expected from the points before it; the chart shades the normal range and marks the flagged points in red.',
+  impute: 'POST /v1/impute: the missing values are filled; the chart shows the filled points in orange.',
+  cv: 'POST /v1/cross-validation: each model forecasts the last windows of the series from the points before them; the table ranks the models by their errors.',
+};
 
 const price = (m) => `${m.pricing.input_credits_per_1k_tokens}/${m.pricing.output_credits_per_1k_tokens} credits per 1k tokens in/out`;
 
@@ -95,7 +136,8 @@ async function creditsOf(requestIds) {
 
 export function PlaygroundPage({ user }) {
   const [models, setModels] = useState([]);
-  const [text, setText] = useState(SAMPLE);
+  const [mode, setMode] = useState('forecast');
+  const [text, setText] = useState(SAMPLES.forecast);
   const [csv, setCsv] = useState(null);
   const [pick, setPick] = useState(0);
   const [model, setModel] = useState('auto-ets');
@@ -107,6 +149,11 @@ export function PlaygroundPage({ user }) {
   const [results, setResults] = useState(null);
   const [ens, setEns] = useState(null);
   const [series, setSeries] = useState([]);
+  const [an, setAn] = useState(anomalyDefaults);
+  const [im, setIm] = useState(imputeDefaults);
+  const [cv, setCv] = useState(cvDefaults);
+  /** The answer of the last anomaly, imputation or cross-validation call: {mode, data}. */
+  const [other, setOther] = useState(null);
   const [run, busy, error, setError] = useAction();
 
   useEffect(() => {
@@ -118,14 +165,22 @@ export function PlaygroundPage({ user }) {
     const file = e.currentTarget.files?.[0];
     if (!file) return setCsv(null);
     try {
-      const parsed = parseCsv(await file.text());
-      setCsv({ name: file.name, series: parsed });
+      const read = await readUpload(file);
+      setCsv({ name: file.name, ...read });
+      if (read.frequency) setFrequency(read.frequency);
       setPick(0);
       setError(null);
     } catch (err) {
       setCsv(null);
-      setError(new Error(`${file.name}: ${err.message}`));
+      setError(new Error(`${file.name}: ${err instanceof ApiError ? describeError(err).replace(/^Please check the form — text: /, '') : err.message}`));
     }
+  };
+
+  /** Switches mode; an untouched example series is replaced by the next mode's example. */
+  const switchMode = (next) => {
+    if (Object.values(SAMPLES).includes(text)) setText(SAMPLES[next]);
+    setMode(next);
+    setError(null);
   };
 
   /** The request's inputs and parameters from the form; throws a readable error on bad input. */
@@ -146,6 +201,7 @@ export function PlaygroundPage({ user }) {
       const { list, inputs, parameters } = build();
       setSeries(list);
       setEns(null);
+      setOther(null);
       const chosen = [model, ...(compare && compare !== model ? [compare] : [])];
       const settled = await Promise.allSettled(
         chosen.map((m) => request('POST', '/v1/forecast', { body: { model: m, inputs, parameters }, client: 'playground' })),
@@ -166,13 +222,49 @@ export function PlaygroundPage({ user }) {
       const { list, inputs, parameters } = build();
       setSeries(list);
       setResults(null);
+      setOther(null);
       const { data } = await request('POST', '/v1/forecast/ensemble', { body: { inputs, parameters, top_n: 3 }, client: 'playground' });
       setEns(data);
     });
 
+  /** Anomalies, imputation or cross-validation: one call of the public API with the form's data. */
+  const analyse = (m) =>
+    run(async () => {
+      const { list, inputs } = build();
+      const quantile_levels = levels.trim() === '' ? [] : parseNumbers(levels);
+      const [path, body] =
+        m === 'anomalies'
+          ? ['/v1/detect-anomalies', anomalyBody(an, inputs, frequency)]
+          : m === 'impute'
+            ? ['/v1/impute', imputeBody(im, inputs, frequency)]
+            : ['/v1/cross-validation', cvBody(cv, inputs, frequency, quantile_levels)];
+      setOther(null);
+      const { data } = await request('POST', path, { body, client: 'playground' });
+      setSeries(list);
+      setResults(null);
+      setEns(null);
+      setOther({ mode: m, data });
+    });
+
+  const submit = (e) => {
+    if (mode === 'forecast') return forecast(e);
+    e.preventDefault();
+    return analyse(mode);
+  };
+  const action = MODES.find((x) => x.id === mode).action;
+
   return html`<h1>Playground</h1>
     <p class="muted">Calls made here are recorded in your usage with the source <code>playground</code> and cost the same credits as the API.</p>
-    <form class="card" onSubmit=${forecast} aria-describedby="pg-help">
+    <form class="card" onSubmit=${submit} aria-describedby="pg-help">
+      <fieldset class="modes">
+        <legend>What to do</legend>
+        <div class="row">
+          ${MODES.map(
+            (m) =>
+              html`<label class="field check"><input type="radio" name="mode" value=${m.id} checked=${mode === m.id} onChange=${() => switchMode(m.id)} />${m.label}</label>`,
+          )}
+        </div>
+      </fieldset>
       <fieldset>
         <legend>Data</legend>
         <div class="field">
@@ -184,46 +276,63 @@ export function PlaygroundPage({ user }) {
           <div class="field">
             <label for="csv">Or upload a CSV</label>
             <input id="csv" type="file" accept=".csv,text/csv" onChange=${onFile} aria-describedby="csv-help" />
-            <small id="csv-help">One column of numbers, or the long format <code>unique_id,ds,y</code>.</small>
+            <small id="csv-help">One column of numbers; or a table with a time column (long format <code>unique_id,ds,y</code>, or one series per column), read by the server's ingest.</small>
           </div>
         </div>
         ${
           csv
-            ? html`<p role="status">Loaded ${csv.series.length} series from ${csv.name}: ${csv.series.map((s) => `${s.id} (${s.values.length} points)`).join(', ')}.
+            ? html`<p role="status">Loaded ${csv.series.length} series from ${csv.name}: ${csv.series.map((s) => `${s.id} (${s.values.length} points)`).join(', ')}${csv.frequency ? `; frequency ${csv.frequency}` : ''}${csv.notes.length ? `; ${csv.notes.join('; ')}` : ''}.
               <button type="button" class="link" onClick=${() => setCsv(null)}>Use the typed values instead</button></p>`
             : null
         }
       </fieldset>
-      <fieldset>
-        <legend>Model and parameters</legend>
+      ${
+        mode === 'forecast'
+          ? html`<fieldset>
+        <legend>Model</legend>
         <div class="row">
           <${ModelSelect} id="model" label="Model" models=${models} value=${model} onChange=${setModel} />
           <${ModelSelect} id="compare" label="Compare with (optional)" models=${models} value=${compare} onChange=${setCompare} optional=${true} />
         </div>
+      </fieldset>`
+          : null
+      }
+      ${mode === 'anomalies' ? html`<${AnomalyParams} p=${an} set=${setAn} models=${models} />` : null}
+      ${mode === 'impute' ? html`<${ImputeParams} p=${im} set=${setIm} models=${models} />` : null}
+      ${mode === 'cv' ? html`<${CvParams} p=${cv} set=${setCv} models=${models} />` : null}
+      <fieldset>
+        <legend>Parameters</legend>
         <div class="row">
-          <div class="field"><label for="horizon">Horizon (steps)</label><input id="horizon" type="number" min="1" value=${horizon} onInput=${(e) => setHorizon(e.currentTarget.value)} required /></div>
+          ${mode === 'forecast' ? html`<div class="field"><label for="horizon">Horizon (steps)</label><input id="horizon" type="number" min="1" value=${horizon} onInput=${(e) => setHorizon(e.currentTarget.value)} required /></div>` : null}
           <div class="field">
             <label for="frequency">Frequency</label>
             <input id="frequency" list="frequencies" value=${frequency} onInput=${(e) => setFrequency(e.currentTarget.value.trim())} placeholder="MS, D, h…" />
             <datalist id="frequencies">${FREQUENCIES.map((f) => html`<option value=${f}></option>`)}</datalist>
           </div>
-          <div class="field"><label for="levels">Quantile levels</label><input id="levels" value=${levels} onInput=${(e) => setLevels(e.currentTarget.value)} /></div>
+          ${
+            mode === 'forecast' || mode === 'cv'
+              ? html`<div class="field"><label for="levels">Quantile levels</label><input id="levels" value=${levels} onInput=${(e) => setLevels(e.currentTarget.value)} /></div>`
+              : null
+          }
         </div>
       </fieldset>
-      <p id="pg-help" class="muted">The chart shows the history, the forecast mean and the band between the quantiles nearest 10% and 90%.</p>
+      <p id="pg-help" class="muted">${HELP[mode]}</p>
       <${ErrorBox} error=${error} />
       <div class="actions">
-        <button type="submit" disabled=${busy}>Forecast</button>
-        <button type="button" class="secondary" disabled=${busy} onClick=${ensemble}>Run an ensemble</button>
+        <button type="submit" disabled=${busy}>${action}</button>
+        ${mode === 'forecast' ? html`<button type="button" class="secondary" disabled=${busy} onClick=${ensemble}>Run an ensemble</button>` : null}
         ${busy ? html`<span class="muted" role="status">Running…</span>` : null}
       </div>
     </form>
     ${
-      series.length > 1 && (results || ens)
+      series.length > 1 && (results || ens || other)
         ? html`<div class="field narrow"><label for="pick">Series shown</label>
           <select id="pick" value=${pick} onChange=${(e) => setPick(Number(e.currentTarget.value))}>${series.map((s, i) => html`<option value=${i}>${s.id}</option>`)}</select></div>`
         : null
     }
     ${results ? html`<div class="results grid2">${results.map((r) => html`<${ResultCard} result=${r} series=${series} pick=${pick} />`)}</div>` : null}
-    ${ens ? html`<${EnsembleCard} ens=${ens} series=${series} pick=${pick} />` : null}`;
+    ${ens ? html`<${EnsembleCard} ens=${ens} series=${series} pick=${pick} />` : null}
+    ${other?.mode === 'anomalies' ? html`<${AnomalyCard} r=${other.data} series=${series} pick=${pick} />` : null}
+    ${other?.mode === 'impute' ? html`<${ImputeCard} r=${other.data} series=${series} pick=${pick} />` : null}
+    ${other?.mode === 'cv' ? html`<${CvCard} r=${other.data} series=${series} pick=${pick} />` : null}`;
 }

@@ -1,0 +1,215 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * JSON.parse of a large text in slices, with turns of the event loop between them: a 5.7 MB
+ * forecast body (100,000 steps × 20 variates) is 40–80 ms of one JSON.parse call, all of it on the
+ * event loop. The containers that are large are walked here, one level at a time; everything small
+ * inside them (a row of a target, a number, a string, a small object) is parsed by the native
+ * JSON.parse, many at once (runs of small array items are parsed as one array). The result is what
+ * JSON.parse gives. The walk is strict about the JSON between the slices; anything it does not
+ * expect is thrown as an error, and the caller then uses the native parser, which reports it.
+ */
+
+export interface SlicedOptions {
+  /** A value whose text is shorter than this is parsed natively, in one piece (default 16 KiB). */
+  small?: number;
+  /** Characters of consecutive small array items parsed in one native call (default 64 KiB). */
+  batch?: number;
+  /** Longest stretch of parsing between two turns of the event loop (default 4 ms). */
+  budgetMs?: number;
+}
+
+class Unexpected extends Error {}
+
+/** Large containers opened inside each other at most (a forecast body needs 4: body, inputs, input, target). */
+const MAX_DEPTH = 16;
+
+/** A large container being read: `open` until its first item, `sep` when a comma or its end must come next. */
+type Frame = { kind: 'array' | 'object'; value: unknown[] | Record<string, unknown>; key: string | null; state: 'open' | 'item' | 'sep' };
+
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+export async function parseJsonSliced(text: string, options: SlicedOptions = {}): Promise<unknown> {
+  const small = options.small ?? 16_384;
+  const batch = options.batch ?? 65_536;
+  const budgetMs = options.budgetMs ?? 4;
+  const n = text.length;
+  let i = 0;
+  let sliceStart = performance.now();
+
+  const ws = () => {
+    while (i < n && isWs(text.charCodeAt(i))) i++;
+  };
+  /** End (exclusive) of the string starting at quote position `at`. */
+  const stringEnd = (at: number): number => {
+    let j = at + 1;
+    while (j < n) {
+      const c = text.charCodeAt(j);
+      if (c === 0x5c) j += 2;
+      else if (c === 0x22) return j + 1;
+      else j++;
+    }
+    throw new Unexpected('unterminated string');
+  };
+  /** End (exclusive) of the value starting at `at` when it ends within `limit` characters, else -1. */
+  const valueEnd = (at: number, limit: number): number => {
+    const c = text.charCodeAt(at);
+    if (c === 0x22) return stringEnd(at);
+    if (c === 0x7b || c === 0x5b) {
+      const stop = Math.min(n, at + limit);
+      let depth = 0;
+      let j = at;
+      while (j < stop) {
+        const d = text.charCodeAt(j);
+        if (d === 0x22) {
+          j = stringEnd(j);
+          continue;
+        }
+        if (d === 0x7b || d === 0x5b) depth++;
+        else if (d === 0x7d || d === 0x5d) {
+          depth--;
+          if (depth === 0) return j + 1;
+        }
+        j++;
+      }
+      if (stop === n && limit >= n - at) throw new Unexpected('unterminated container');
+      return -1;
+    }
+    // A number or a literal: up to the next delimiter.
+    let j = at;
+    while (j < n) {
+      const d = text.charCodeAt(j);
+      if (d === 0x2c || d === 0x5d || d === 0x7d || isWs(d)) break;
+      j++;
+    }
+    if (j === at) throw new Unexpected('value expected');
+    return j;
+  };
+
+  const stack: Frame[] = [];
+  let root: unknown;
+  let done = false;
+  const place = (value: unknown, key: string | null) => {
+    const top = stack[stack.length - 1];
+    if (!top) {
+      root = value;
+      done = true;
+    } else if (top.kind === 'array') (top.value as unknown[]).push(value);
+    else if (key === '__proto__') Object.defineProperty(top.value, key, { value, writable: true, enumerable: true, configurable: true });
+    else (top.value as Record<string, unknown>)[key as string] = value;
+  };
+  /** Parses the value at i: natively when small, else opens it as a frame. */
+  const value = (key: string | null) => {
+    ws();
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) {
+      const end = valueEnd(i, small);
+      if (end < 0) {
+        // Each level scans up to `small` characters before it is opened: deep nesting of large
+        // containers would be quadratic. Past MAX_DEPTH the native parser takes the whole text.
+        if (stack.length >= MAX_DEPTH) throw new Unexpected('nested too deep for slicing');
+        const frame: Frame = c === 0x5b ? { kind: 'array', value: [], key, state: 'open' } : { kind: 'object', value: {}, key, state: 'open' };
+        stack.push(frame);
+        i++;
+        return;
+      }
+      place(JSON.parse(text.slice(i, end)), key);
+      i = end;
+      return;
+    }
+    const end = valueEnd(i, n);
+    place(JSON.parse(text.slice(i, end)), key);
+    i = end;
+  };
+  /** After an item of the frame on top: a comma (another item follows) or its closing bracket. */
+  const afterItem = (close: number): 'more' | 'closed' => {
+    ws();
+    const c = text.charCodeAt(i);
+    if (c === 0x2c) {
+      i++;
+      ws();
+      const d = text.charCodeAt(i);
+      if (d === 0x5d || d === 0x7d) throw new Unexpected('trailing comma');
+      return 'more';
+    }
+    if (c === close) {
+      i++;
+      return 'closed';
+    }
+    throw new Unexpected('comma or closing bracket expected');
+  };
+  const close = () => {
+    const frame = stack.pop() as Frame;
+    place(frame.value, frame.key);
+    const parent = stack[stack.length - 1];
+    if (parent) parent.state = 'sep';
+  };
+
+  value(null);
+  while (!done) {
+    if (performance.now() - sliceStart >= budgetMs) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    const top = stack[stack.length - 1] as Frame;
+    const closing = top.kind === 'array' ? 0x5d : 0x7d;
+    ws();
+    if (top.state === 'open') {
+      top.state = 'item';
+      if (text.charCodeAt(i) === closing) {
+        i++;
+        close();
+        continue;
+      }
+    } else if (top.state === 'sep') {
+      top.state = 'item';
+      if (afterItem(closing) === 'closed') {
+        close();
+        continue;
+      }
+    }
+    if (top.kind === 'array') {
+      // A run of small items, parsed as one array; stops at a large item (opened as a frame) or the end.
+      const from = i;
+      let to = i;
+      let closed = false;
+      let large = false;
+      while (to - from < batch) {
+        const end = valueEnd(i, small);
+        if (end < 0) {
+          large = true;
+          break;
+        }
+        i = end;
+        to = end;
+        if (afterItem(0x5d) === 'closed') {
+          closed = true;
+          break;
+        }
+      }
+      if (to > from) {
+        const items = JSON.parse(`[${text.slice(from, to)}]`) as unknown[];
+        const arr = top.value as unknown[];
+        for (const x of items) arr.push(x);
+      }
+      if (closed) close();
+      else if (large) value(null);
+      continue;
+    }
+    // An object: one member at a time.
+    if (text.charCodeAt(i) !== 0x22) throw new Unexpected('key expected');
+    const keyEnd = stringEnd(i);
+    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    i = keyEnd;
+    ws();
+    if (text.charCodeAt(i) !== 0x3a) throw new Unexpected('colon expected');
+    i++;
+    const depth = stack.length;
+    value(key);
+    // A small member was placed: a comma or the end comes next. A large one opened a frame.
+    if (stack.length === depth) top.state = 'sep';
+  }
+  ws();
+  if (i !== n) throw new Unexpected('text after the value');
+  return root;
+}
