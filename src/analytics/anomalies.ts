@@ -259,15 +259,22 @@ export async function executeAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReq
 }
 
 /** The metered detection: priced as the fit it needs (or the z-score pass), held before, debited after. */
-export async function runDetectAnomalies(
+export async function runDetectAnomalies<T = DetectAnomaliesResponse>(
   ctx: ForecastCtx,
   principal: Principal,
   req: DetectAnomaliesRequestT,
   call: CallInfo,
-): Promise<DetectAnomaliesResponse> {
+  /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
+  finish: (response: DetectAnomaliesResponse) => Promise<T> | T = (r) => r as unknown as T,
+): Promise<T> {
   const plan = planAnomalies(ctx, req);
   if (plan.fit && !plan.fit.prepared.model.available) throw new AppError('upstream_unavailable', `Model '${req.model}' is not available`);
-  return runMetered(ctx, principal, call, { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage }, () =>
-    executeAnomalies(ctx, req, plan, principal.user.id),
+  return runMetered(
+    ctx,
+    principal,
+    call,
+    { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage },
+    () => executeAnomalies(ctx, req, plan, principal.user.id),
+    finish,
   );
 }

@@ -237,14 +237,21 @@ export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidat
 }
 
 /** The metered cross-validation: every window × model billed as the forecast it runs, held once, debited once. */
-export async function runCrossValidation(
+export async function runCrossValidation<T = CrossValidationResponse>(
   ctx: ForecastCtx,
   principal: Principal,
   req: CrossValidationRequestT,
   call: CallInfo,
-): Promise<CrossValidationResponse> {
+  /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
+  finish: (response: CrossValidationResponse) => Promise<T> | T = (r) => r as unknown as T,
+): Promise<T> {
   const plan = planCrossValidation(ctx, req);
-  return runMetered(ctx, principal, call, { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage }, () =>
-    executeCrossValidation(ctx, req, plan, principal.user.id),
+  return runMetered(
+    ctx,
+    principal,
+    call,
+    { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage },
+    () => executeCrossValidation(ctx, req, plan, principal.user.id),
+    finish,
   );
 }

@@ -248,10 +248,22 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
 }
 
 /** The metered imputation: priced as its two batched fits (or the linear pass), held before, debited after. */
-export async function runImpute(ctx: ForecastCtx, principal: Principal, req: ImputeRequestT, call: CallInfo): Promise<ImputeResponse> {
+export async function runImpute<T = ImputeResponse>(
+  ctx: ForecastCtx,
+  principal: Principal,
+  req: ImputeRequestT,
+  call: CallInfo,
+  /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
+  finish: (response: ImputeResponse) => Promise<T> | T = (r) => r as unknown as T,
+): Promise<T> {
   const plan = planImpute(ctx, req);
   const models = plan.forward.length + plan.backward.length > 0 ? [req.model] : [];
-  return runMetered(ctx, principal, call, { model: 'impute', models, credits: plan.credits, usage: plan.usage }, () =>
-    executeImpute(ctx, req, plan, principal.user.id),
+  return runMetered(
+    ctx,
+    principal,
+    call,
+    { model: 'impute', models, credits: plan.credits, usage: plan.usage },
+    () => executeImpute(ctx, req, plan, principal.user.id),
+    finish,
   );
 }

@@ -38,14 +38,16 @@ export function checkOutputCap(ctx: ForecastCtx, outputValues: number, what: str
 
 /**
  * The metered path of an analytics call, as the forecast's: access to every model, one hold for
- * the whole price before anything runs, the runs, then one commit (debit and usage event) or a release.
+ * the whole price before anything runs, the runs, `finish` (e.g. serialise the answer), then one
+ * commit (debit and usage event) or a release: an answer that cannot be produced or written costs nothing.
  */
-export async function runMetered<T>(
+export async function runMetered<R, T = R>(
   ctx: ForecastCtx,
   principal: Principal,
   call: CallInfo,
   charge: { model: string; models: readonly string[]; credits: number; usage: Usage },
-  work: () => Promise<T>,
+  work: () => Promise<R>,
+  finish: (result: R) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
   for (const m of new Set(charge.models)) await ctx.meter.checkModelAccess(principal, m);
   const hold = await ctx.meter.hold({
@@ -59,7 +61,7 @@ export async function runMetered<T>(
   const t0 = performance.now();
   let out: T;
   try {
-    out = await work();
+    out = await finish(await work());
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');
     throw err;

@@ -122,6 +122,30 @@ describe(`ensemble and MCP answers: output cap, serialised before the debit (${D
     assert.ok(before > (await balanceOf(t, u.id)), 'a written answer is charged');
   });
 
+  test('a cross-validation whose answer cannot be written costs nothing, over REST and MCP (analytics serialise before the debit)', async () => {
+    const u = await registerUser(t);
+    const c = await mcp(u);
+    const before = await balanceOf(t, u.id);
+    const body = { models: ['echo-last'], inputs: [{ target }], prediction_length: 2, n_windows: 2 };
+    unwritable = true;
+    let tool: ToolResult;
+    try {
+      const r = await call(t, 'POST', '/v1/cross-validation', { token: u.token, body });
+      assert.equal(r.status, 500, r.text);
+      tool = (await c.callTool({ name: 'crossValidate', arguments: body })) as ToolResult;
+    } finally {
+      unwritable = false;
+    }
+    assert.equal(tool.isError, true);
+    assert.equal(await balanceOf(t, u.id), before);
+    const books = await booksOf(t, u.id);
+    assert.equal(books.events, 0);
+    assert.equal(books.debits, 0);
+    const ok = await call(t, 'POST', '/v1/cross-validation', { token: u.token, body });
+    assert.equal(ok.status, 200, ok.text);
+    assert.ok(before > (await balanceOf(t, u.id)), 'a written answer is charged');
+  });
+
   test('MCP tool answers are capped at MCP_MAX_OUTPUT_VALUES (413 request_too_large before any hold); REST keeps its own cap', async () => {
     const u = await registerUser(t);
     const c = await mcp(u);
