@@ -26,7 +26,10 @@ describe(`hostile bodies (${DB_KIND})`, () => {
       assert.match(r.body.error, /longer than 100000 steps/, frequency);
     }
     // The same rows close enough together are filled as before.
-    const near = await call(t, 'POST', '/v1/series/ingest', { token: u.token, body: { text: 'ds,y\n2024-01-01,1\n2024-01-01T00:05:00Z,2\n', frequency: 'min' } });
+    const near = await call(t, 'POST', '/v1/series/ingest', {
+      token: u.token,
+      body: { text: 'ds,y\n2024-01-01,1\n2024-01-01T00:05:00Z,2\n', frequency: 'min' },
+    });
     assert.equal(near.status, 200, near.text);
     assert.deepEqual(near.body.inputs[0].target, [1, null, null, null, null, 2]);
   });
