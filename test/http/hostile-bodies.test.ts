@@ -33,4 +33,29 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     assert.equal(near.status, 200, near.text);
     assert.deepEqual(near.body.inputs[0].target, [1, null, null, null, null, 2]);
   });
+
+  test('detect-anomalies refuses a start and frequency whose timestamps run past the dates a Date holds, and a start that is no date, as forecasts do', async () => {
+    const target = Array.from({ length: 30 }, (_, i) => i % 5);
+    for (const method of ['zscore', 'forecast']) {
+      const far = await call(t, 'POST', '/v1/detect-anomalies', {
+        token: u.token,
+        body: { method, model: 'echo-last', window: 4, inputs: [{ target, start: '2024-01-01' }], frequency: '100000YS' },
+      });
+      assert.equal(far.status, 422, `${method}: ${far.text.slice(0, 300)}`);
+      assert.deepEqual(far.body.detail[0].loc, ['body', 'inputs', 0, 'start'], method);
+      assert.match(far.body.detail[0].msg, /representable range of dates/);
+    }
+    const notADate = await call(t, 'POST', '/v1/detect-anomalies', {
+      token: u.token,
+      body: { method: 'zscore', window: 4, inputs: [{ target, start: 'x' }], frequency: 'D' },
+    });
+    assert.equal(notADate.status, 422, notADate.text.slice(0, 300));
+    assert.deepEqual(notADate.body.detail[0].loc, ['body', 'inputs', 0, 'start']);
+    const fine = await call(t, 'POST', '/v1/detect-anomalies', {
+      token: u.token,
+      body: { method: 'zscore', window: 4, inputs: [{ target, start: '2024-01-01' }], frequency: 'D' },
+    });
+    assert.equal(fine.status, 200, fine.text.slice(0, 300));
+    assert.equal(fine.body.outputs[0].timestamps.at(-1), '2024-01-30T00:00:00.000Z');
+  });
 });
