@@ -58,4 +58,32 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     assert.equal(fine.status, 200, fine.text.slice(0, 300));
     assert.equal(fine.body.outputs[0].timestamps.at(-1), '2024-01-30T00:00:00.000Z');
   });
+
+  test('a schedule whose forecast or ingest frequency is no frequency code is refused when created or updated, not failed at every run', async () => {
+    const base = {
+      name: 'x',
+      model: 'echo-last',
+      cron_expression: '0 6 * * *',
+      source_url: 'https://example.com/a.csv',
+      callback_url: 'https://example.com/cb',
+    };
+    const cases: [Record<string, unknown>, string[]][] = [
+      [{ parameters: { frequency: '1e9D' } }, ['body', 'parameters', 'frequency']],
+      [{ parameters: { freq: 'fortnightly' } }, ['body', 'parameters', 'freq']],
+      [{ ingest: { frequency: '1e9D' } }, ['body', 'ingest', 'frequency']],
+    ];
+    for (const [extra, loc] of cases) {
+      const r = await call(t, 'POST', '/v1/schedules', { token: u.token, body: { ...base, ...extra } });
+      assert.equal(r.status, 422, `${JSON.stringify(extra)}: ${r.text.slice(0, 300)}`);
+      assert.deepEqual(r.body.detail[0].loc, loc);
+      assert.match(r.body.detail[0].msg, /Unknown frequency/);
+    }
+    const ok = await call(t, 'POST', '/v1/schedules', { token: u.token, body: { ...base, parameters: { frequency: '15min' }, ingest: { frequency: 'h' } } });
+    assert.equal(ok.status, 200, ok.text.slice(0, 300));
+    for (const [extra, loc] of cases) {
+      const r = await call(t, 'PATCH', `/v1/schedules/${ok.body.id}`, { token: u.token, body: extra });
+      assert.equal(r.status, 422, `update ${JSON.stringify(extra)}: ${r.text.slice(0, 300)}`);
+      assert.deepEqual(r.body.detail[0].loc, loc);
+    }
+  });
 });
