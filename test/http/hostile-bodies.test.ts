@@ -86,4 +86,12 @@ describe(`hostile bodies (${DB_KIND})`, () => {
       assert.deepEqual(r.body.detail[0].loc, loc);
     }
   });
+
+  test('static covariates with more names than a call takes arguments are reported as ignored, not a 500 (a spread into push)', async () => {
+    const names = 150_000;
+    const text = `{"model":"echo-last","inputs":[{"target":[1,2,3],"static_covariates":{${Array.from({ length: names }, (_, i) => `"s${i}":1`).join(',')}}}],"parameters":{"prediction_length":1}}`;
+    const r = await call(t, 'POST', '/v1/forecast', { token: u.token, raw: text, headers: { 'content-type': 'application/json' } });
+    assert.equal(r.status, 200, r.text.slice(0, 300));
+    assert.equal(r.body.outputs[0].metadata.covariates_ignored.length, names);
+  });
 });
