@@ -94,4 +94,43 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.equal(r.body.outputs[0].metadata.covariates_ignored.length, names);
   });
+
+  test('a large body (sliced parser, fast target check) answers as the same body made small: status, code, error locations', async () => {
+    // Targets of 95,000 values (570 KB, over the 512 KiB from which bodies are parsed in slices) and of 50.
+    const values = (k: number) => Array.from({ length: k }, (_, i) => (i % 7) + 0.125).join(',');
+    const body = (g: string) => [
+      ['valid', `{"model":"echo-last","inputs":[{"target":[${g}]}]}`],
+      ['bad first', `{"model":"echo-last","inputs":[{"target":["x",${g}]}]}`],
+      ['bad last', `{"model":"echo-last","inputs":[{"target":[${g},true]}]}`],
+      ['object in target', `{"model":"echo-last","inputs":[{"target":[${g},{"a":1}]}]}`],
+      ['1e400', `{"model":"echo-last","inputs":[{"target":[${g},1e400]}]}`],
+      ['-0 and 1e-400', `{"model":"echo-last","inputs":[{"target":[-0,1e-400,${g}]}]}`],
+      ['NaN literal', `{"model":"echo-last","inputs":[{"target":[${g},NaN]}]}`],
+      ['scalar among steps', `{"model":"echo-last","inputs":[{"target":[[1],2,${g}]}]}`],
+      ['duplicate key', `{"model":"echo-last","inputs":[{"target":[1,"x"],"target":[${g}]}]}`],
+      ['NUL escape in a key', `{"model":"echo-last","inputs":[{"target":[${g}],"a\\u0000":1}]}`],
+      ['lone surrogate', `{"model":"\\ud800","inputs":[{"target":[${g}]}]}`],
+      ['constructor.prototype', `{"model":"echo-last","inputs":[{"target":[${g}],"metadata":{"constructor":{"prototype":{"a":1}}}}]}`],
+      ['BOM', `\ufeff{"model":"echo-last","inputs":[{"target":[${g}]}]}`],
+      ['trailing garbage', `{"model":"echo-last","inputs":[{"target":[${g}]}]}x`],
+      ['two documents', `{"model":"echo-last","inputs":[{"target":[${g}]}]}{}`],
+      ['truncated', `{"model":"echo-last","inputs":[{"target":[${g}]}]`],
+      ['nested 40 deep', `{"model":"echo-last","inputs":[{"target":[${g}]}],"metadata":{"a":${'['.repeat(40)}${']'.repeat(40)}}}`],
+    ];
+    const big = body(values(95_000));
+    const small = body(values(50));
+    const answer = async (text: string) => {
+      const r = await call(t, 'POST', '/v1/forecast', { token: u.token, raw: text, headers: { 'content-type': 'application/json' } });
+      const loc = r.body?.detail?.[0]?.loc?.map((x: unknown) => (x === 95_000 + 2 || x === 50 + 2 ? 'end' : x === 95_000 || x === 50 ? 'last' : x));
+      return { status: r.status, code: r.body?.code ?? r.body?.detail?.[0]?.type, loc };
+    };
+    for (let i = 0; i < big.length; i++) {
+      const [name, text] = big[i] as [string, string];
+      assert.ok(text.length >= 512 * 1024, name);
+      const a = await answer(text);
+      const b = await answer((small[i] as [string, string])[1]);
+      assert.ok(a.status < 500, `${name}: ${a.status}`);
+      assert.deepEqual(a, b, name);
+    }
+  });
 });
