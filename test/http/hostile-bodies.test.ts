@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { call, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { call, createKey, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
+import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
 /**
  * Hostile inputs to the operations merged with the sliced parser, the fast target check and the
@@ -132,5 +135,38 @@ describe(`hostile bodies (${DB_KIND})`, () => {
       assert.ok(a.status < 500, `${name}: ${a.status}`);
       assert.deepEqual(a, b, name);
     }
+  });
+});
+
+describe(`hostile tool arguments over MCP (${DB_KIND})`, () => {
+  let t: ListeningApp;
+  let client: Client;
+  before(async () => {
+    t = await createListeningApp();
+    const u = await registerUser(t);
+    const key = (await createKey(t, u, 'mcp')).key;
+    client = new Client({ name: 'hostile', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  });
+  after(async () => {
+    await client.close();
+    await t.close();
+  });
+
+  test('the same inputs through the SDK client are tool errors with their 4xx, not internal errors', async () => {
+    const text = (r: unknown) => JSON.stringify((r as { content: unknown }).content);
+    const ingest = (await client.callTool({ name: 'ingestSeries', arguments: { text: 'ds,y\n0001-01-01,1\n9999-12-31,2\n', frequency: 'min' } })) as {
+      isError?: boolean;
+    };
+    assert.equal(ingest.isError, true);
+    assert.match(text(ingest), /payload_too_large \(HTTP 413\)/);
+    const target = Array.from({ length: 30 }, (_, i) => i % 5);
+    const anomalies = (await client.callTool({
+      name: 'detectAnomalies',
+      arguments: { method: 'zscore', window: 4, inputs: [{ target, start: '2024-01-01' }], frequency: '100000YS' },
+    })) as { isError?: boolean };
+    assert.equal(anomalies.isError, true);
+    assert.match(text(anomalies), /HTTP 422/);
+    assert.doesNotMatch(text(anomalies), /internal_error/);
   });
 });
