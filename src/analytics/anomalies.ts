@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
 import { qnorm } from '../engine/stats/normal.ts';
-import { forecastTimestamps, parseFrequency, parseStart, unknownFrequencyIssue } from '../forecasting/frequency.ts';
+import { forecastTimestamps, parseFrequency, parseStart, timestampsRepresentable, unknownFrequencyIssue } from '../forecasting/frequency.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
@@ -149,9 +149,26 @@ export function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): A
       });
     }
   });
-  if (req.frequency != null && !parseFrequency(req.frequency)) {
+  const frequency = req.frequency != null ? parseFrequency(req.frequency) : null;
+  if (req.frequency != null && !frequency) {
     issues.push(unknownFrequencyIssue(req.frequency, ['frequency']));
   }
+  // Each scored point gets a timestamp: a start that is no date, or one whose last timestamp lies
+  // past what a Date holds (a frequency of 100000YS), is a 422 here as for a forecast, not a
+  // RangeError when the answer is written.
+  req.inputs.forEach((x, i) => {
+    if (x.start == null) return;
+    const start = parseStart(x.start);
+    if (!start) issues.push({ path: ['inputs', i, 'start'], msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: x.start });
+    else if (frequency && !timestampsRepresentable(start, frequency, 0, columns[i]?.[0]?.length ?? 0)) {
+      issues.push({
+        path: ['inputs', i, 'start'],
+        msg: `With frequency '${frequency.code}' and ${columns[i]?.[0]?.length ?? 0} steps, the timestamps run past the representable range of dates (±275,000 years); use a smaller frequency multiple`,
+        type: 'value_error',
+        input: x.start,
+      });
+    }
+  });
   if (issues.length > 0) throw new ValidationFailure(issues);
   const from = columns.map((cols) => Math.max(0, (cols[0]?.length ?? 0) - (req.detection_size ?? Number.POSITIVE_INFINITY)));
   const scored = columns.reduce((a, cols, i) => a + cols.length * ((cols[0]?.length ?? 0) - from[i]!), 0);

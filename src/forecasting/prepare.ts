@@ -169,7 +169,8 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       }
       ignored.push(name);
     }
-    ignored.push(...Object.keys(input.static_covariates ?? {}));
+    // One at a time: a spread passes every name as an argument (150,000 names overflow the stack).
+    for (const name of Object.keys(input.static_covariates ?? {})) ignored.push(name);
 
     const metadata = input.metadata ?? null;
     const itemId = metadata && 'item_id' in metadata ? metadata.item_id : (input.item_id ?? undefined);

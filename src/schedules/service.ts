@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Deps } from '../deps-types.ts';
 import type { ScheduleRunsTable, SchedulesTable } from '../db/schema.ts';
+import { parseFrequency, unknownFrequencyIssue } from '../forecasting/frequency.ts';
 import { OutboundError } from '../outbound/fetcher.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -118,8 +119,23 @@ function activeLimit(ctx: ScheduleCtx): AppError {
   return new AppError('conflict', `At most ${max} schedules may be active per account (SCHEDULES_MAX_ACTIVE); pause or delete one first`);
 }
 
+/**
+ * The frequency codes a schedule carries, read now: an unknown one would fail every run (and pause
+ * the schedule after a few) instead of being a 422 when it is sent.
+ */
+function checkFrequencies(input: Pick<ScheduleCreateRequestT, 'parameters' | 'ingest'>): void {
+  const given: [string | null | undefined, string[]][] = [
+    [input.parameters?.frequency, ['parameters', 'frequency']],
+    [input.parameters?.freq, ['parameters', 'freq']],
+    [input.ingest?.frequency, ['ingest', 'frequency']],
+  ];
+  const issues = given.filter(([code]) => code != null && !parseFrequency(code)).map(([code, path]) => unknownFrequencyIssue(code as string, path));
+  if (issues.length > 0) throw new ValidationFailure(issues);
+}
+
 export async function createSchedule(ctx: ScheduleCtx, principal: Principal, input: ScheduleCreateRequestT): Promise<ScheduleT & { secret: string }> {
   parseCron(input.cron_expression);
+  checkFrequencies(input);
   ctx.catalog.get(input.model);
   const source = checkUrl(ctx, input.source_url, 'source_url');
   const callback = checkUrl(ctx, input.callback_url, 'callback_url');
@@ -186,6 +202,7 @@ export async function updateSchedule(ctx: ScheduleCtx, principal: Principal, inp
   const row = await ownSchedule(ctx, principal, input.id);
   const now = ctx.clock.now();
   const set: Partial<ScheduleRow> = { updated_at: now };
+  checkFrequencies(input);
   if (input.name !== undefined) set.name = input.name;
   if (input.model !== undefined) {
     ctx.catalog.get(input.model);

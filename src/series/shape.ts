@@ -170,7 +170,8 @@ export function detectFrequency(times: number[][]): string | null {
 /** Steps of `freq` from `a` to `b` (an integer when `b` is on the grid started at `a`, else null). */
 function stepsBetween(a: number, b: number, freq: Frequency, limit: number): number | null {
   let lo = 0;
-  // Fixed units in closed form; calendar units by walking (bounded by the gap limit).
+  // Fixed units in closed form; calendar units by walking (bounded by the gap limit: a gap the walk
+  // does not close within it is longer than any series may be, on the grid or not).
   const fixed = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }[freq.unit as string];
   if (fixed !== undefined) {
     const k = (b - a) / (fixed * freq.multiple);
@@ -183,8 +184,10 @@ function stepsBetween(a: number, b: number, freq: Frequency, limit: number): num
     if (t === b) return lo;
     if (t > b) return null;
   }
-  return null;
+  return limit + 1;
 }
+
+const tooLong = (uid: string) => new AppError('payload_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
 
 /** Rows handled between two turns of the event loop (a 200,000-row table must not hold it for a second). */
 const SLICE = 2000;
@@ -295,6 +298,8 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
             },
           ]);
         }
+        // Measured before it is filled: two rows millennia apart are billions of steps at 1min.
+        if (target.length + steps > LIMITS.maxSeriesLength) throw tooLong(uid);
         if (steps > 1) {
           if (o.gaps === 'error') {
             const at = s.get(time)?.rows[0] ?? 0;
@@ -315,9 +320,7 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
       const v = resolve(s.get(time)?.values ?? [null]);
       if (v === null) missing += 1;
       target.push(v);
-      if (target.length > LIMITS.maxSeriesLength) {
-        throw new AppError('payload_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
-      }
+      if (target.length > LIMITS.maxSeriesLength) throw tooLong(uid);
     }
     total += target.length;
     if (total > LIMITS.maxTotalPoints)
