@@ -53,8 +53,13 @@ export class LocalEndpoints {
 }
 
 /** A clock the test moves by hand (starts at the real time: webhook timestamps stay verifiable). */
+/**
+ * A clock the test moves by hand. It starts half-way through the current minute (near real time, so
+ * webhook timestamps verify), never at a random phase: a test that advances it by a minute plus a few
+ * seconds must cross the same number of cron instants on every run.
+ */
 export class ManualClock {
-  t = Date.now();
+  t = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
   now(): number {
     return this.t;
   }
