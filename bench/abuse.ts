@@ -205,7 +205,7 @@ try {
     const healthz = await pinger.stop();
     const during = await server.ask('report');
     await server.ask('reset'); // so that the report 3 s later shows the GC pauses of the quiet time alone (the idle compaction)
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, Number(process.env.ABUSE_AFTER_MS ?? 3000)));
     const afterwards = await server.ask('report');
     const row = {
       scenario: s.name,
@@ -217,6 +217,8 @@ try {
       rss_after_3s_mb: Math.round(afterwards.rss / MB),
       main_heap_after_3s_mb: Math.round(afterwards.mainHeap / MB),
       main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
+      external_after_3s_mb: Math.round(afterwards.external / MB),
+      smaps_after_3s_mb: afterwards.smaps,
       max_gc_pause_ms: round(during.maxGcMs),
       idle_gc_pause_ms: round(afterwards.maxGcMs),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),

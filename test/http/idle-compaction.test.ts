@@ -106,3 +106,36 @@ describe('idle compaction with V8', () => {
     assert.ok(getHeapStatistics().total_heap_size < grown - 50 * 1024 * 1024, `${grown} → ${getHeapStatistics().total_heap_size}`);
   });
 });
+
+describe('idle compaction in the HTTP server', () => {
+  it('counts requests in flight through the hooks: none runs while a request is open, one runs after it ends', async () => {
+    const { createTestApp } = await import('../helpers/app.ts');
+    let finish: () => void = () => {};
+    const t = await createTestApp({
+      env: { MEMORY_IDLE_COMPACT_MS: '50', MEMORY_IDLE_COMPACT_MB: '1' },
+      extraRoutes: (app) =>
+        app.get('/test/slow', async () => {
+          // Garbage grown while the request runs (~50 MB of heap), then the request waits to be let go.
+          let grown: unknown = JSON.parse(JSON.stringify(Array.from({ length: 400_000 }, (_, j) => [j, j + 1])));
+          await new Promise<void>((r) => (finish = r));
+          grown = null;
+          return { ok: grown === null };
+        }),
+    });
+    try {
+      const compactor = (t.app as unknown as { idleCompactor: { stats(): { inFlight: number; compactions: number } } }).idleCompactor;
+      const before = compactor.stats().compactions;
+      const pending = t.app.inject({ method: 'GET', url: '/test/slow' });
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(compactor.stats().inFlight, 1);
+      assert.equal(compactor.stats().compactions, before, 'nothing runs while a request is in flight');
+      finish();
+      assert.equal((await pending).statusCode, 200);
+      for (let i = 0; i < 100 && compactor.stats().compactions === before; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(compactor.stats().inFlight, 0);
+      assert.equal(compactor.stats().compactions, before + 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
