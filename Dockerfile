@@ -12,7 +12,10 @@ RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --no-audit --no-fund && npm 
 
 # Stage 2: the runtime, as the unprivileged `node` user.
 FROM node:24-bookworm-slim AS runtime
+# MALLOC_*: glibc gives the memory of large answers back (docs/operations.md, "Memory").
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
     HOST=0.0.0.0 \
     PORT=8000 \
     DATA_DIR=/data

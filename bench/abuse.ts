@@ -21,13 +21,16 @@ type ProbeReport = {
   mainHeap: number;
   mainHeapUsed: number;
   external: number;
+  arrayBuffers: number;
+  maxGcMs: number;
+  smaps: { brk: number; arenas: number; otherAnon: number; files: number } | null;
   loopDelayMs: { p50: number; p99: number; max: number };
 };
 
 const MB = 1024 * 1024;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report'): Promise<ProbeReport> }> {
+async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report' | 'gc'): Promise<ProbeReport> }> {
   const port = await freePort();
   // ABUSE_NODE_ARGS: extra flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where its main thread goes.
   const nodeArgs = process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -52,7 +55,7 @@ async function startProbedServer(): Promise<{ base: string; child: ChildProcess;
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  const ask = (op: 'reset' | 'report') =>
+  const ask = (op: 'reset' | 'report' | 'gc') =>
     new Promise<ProbeReport>((resolve) => {
       child.once('message', (m) => resolve(m as ProbeReport));
       child.send({ op });
@@ -201,7 +204,8 @@ try {
     const seconds = (performance.now() - t0) / 1000;
     const healthz = await pinger.stop();
     const during = await server.ask('report');
-    await new Promise((r) => setTimeout(r, 3000));
+    await server.ask('reset'); // so that the report 3 s later shows the GC pauses of the quiet time alone (the idle compaction)
+    await new Promise((r) => setTimeout(r, Number(process.env.ABUSE_AFTER_MS ?? 3000)));
     const afterwards = await server.ask('report');
     const row = {
       scenario: s.name,
@@ -213,6 +217,10 @@ try {
       rss_after_3s_mb: Math.round(afterwards.rss / MB),
       main_heap_after_3s_mb: Math.round(afterwards.mainHeap / MB),
       main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
+      external_after_3s_mb: Math.round(afterwards.external / MB),
+      smaps_after_3s_mb: afterwards.smaps,
+      max_gc_pause_ms: round(during.maxGcMs),
+      idle_gc_pause_ms: round(afterwards.maxGcMs),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
       loop_delay_max_ms: round(during.loopDelayMs.max),
       healthz_samples: healthz.length,
@@ -228,6 +236,21 @@ try {
   // And once more after 20 s with nothing to do (V8 gives its grown heaps back lazily).
   await new Promise((r) => setTimeout(r, 20_000));
   const settled = await server.ask('report');
+  const where = (r: ProbeReport) => ({
+    rss_mb: Math.round(r.rss / MB),
+    main_heap_mb: Math.round(r.mainHeap / MB),
+    main_heap_used_mb: Math.round(r.mainHeapUsed / MB),
+    external_mb: Math.round(r.external / MB),
+    array_buffers_mb: Math.round(r.arrayBuffers / MB),
+    smaps_mb: r.smaps,
+  });
+  console.log('idle', JSON.stringify(where(idle)));
+  console.log('settled', JSON.stringify(where(settled)));
+  // ABUSE_NODE_ARGS='--expose-gc': a forced full collection afterwards, to see what it would give back.
+  if (process.env.ABUSE_NODE_ARGS?.includes('--expose-gc')) {
+    const gc = (await server.ask('gc')) as unknown as { ms: number };
+    console.log('forced gc', round(gc.ms), 'ms', JSON.stringify(where(await server.ask('report'))));
+  }
   const result = {
     date: new Date().toISOString(),
     machine: { cores: availableParallelism(), node: process.version },
@@ -236,6 +259,8 @@ try {
     final_rss_mb: Math.round(final.rss / MB),
     settled_rss_mb: Math.round(settled.rss / MB),
     settled_main_heap_mb: Math.round(settled.mainHeap / MB),
+    idle_memory: where(idle),
+    settled_memory: where(settled),
     target: 'healthz p99 < 50 ms while any accepted request runs',
     scenarios: rows,
   };
@@ -249,6 +274,8 @@ try {
     'peak_rss_mb',
     'rss_after_3s_mb',
     'main_heap_after_3s_mb',
+    'max_gc_pause_ms',
+    'idle_gc_pause_ms',
     'loop_delay_p99_ms',
     'loop_delay_max_ms',
     'healthz_p99_ms',

@@ -60,6 +60,9 @@ const envSchema = z.object({
   INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   INFERENCE_WORKER_RECYCLE_MB: intFrom(256, 0, 1_000_000),
+  INFERENCE_WORKER_IDLE_RECYCLE_MB: intFrom(64, 0, 1_000_000),
+  MEMORY_IDLE_COMPACT_MS: intFrom(1000, 0, 3_600_000),
+  MEMORY_IDLE_COMPACT_MB: intFrom(32, 1, 1_000_000),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
   MCP_MAX_OUTPUT_VALUES: intFrom(200_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
@@ -192,6 +195,17 @@ export type Config = {
     accountConcurrency: number | null;
     /** A worker thread whose JavaScript heap has grown past this after a job is replaced (0: never). */
     workerRecycleBytes: number;
+    /**
+     * A worker thread whose JavaScript heap is past this after its last job is replaced once the
+     * pool has had no job for memory.idleCompactMs (0: never).
+     */
+    workerIdleRecycleBytes: number;
+  };
+  memory: {
+    /** Quiet time (no request in flight, no job on a worker) after which memory is given back (0: never). */
+    idleCompactMs: number;
+    /** The main thread's heap must have grown this much since the last compaction for one to run. */
+    idleCompactGrowthBytes: number;
   };
   forecast: {
     /** Largest response, in numbers (horizon × series × (1 + quantile levels + samples)); beyond: 413. */
@@ -365,7 +379,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
       workerRecycleBytes: e.INFERENCE_WORKER_RECYCLE_MB * 1024 * 1024,
+      workerIdleRecycleBytes: e.INFERENCE_WORKER_IDLE_RECYCLE_MB * 1024 * 1024,
     },
+    memory: { idleCompactMs: e.MEMORY_IDLE_COMPACT_MS, idleCompactGrowthBytes: e.MEMORY_IDLE_COMPACT_MB * 1024 * 1024 },
     forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,

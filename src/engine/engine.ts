@@ -36,6 +36,15 @@ export interface EngineOptions {
    * goes back to the system (default 256 MB; 0: never).
    */
   workerRecycleBytes?: number;
+  /**
+   * A worker thread whose JavaScript heap (committed) was past this after its last job is replaced
+   * once the pool has had no job for idleRecycleMs: a job that grew a thread's heap below
+   * workerRecycleBytes leaves it reserved otherwise, as V8 gives a grown heap back only lazily.
+   * Its replacement starts while nothing runs (default 64 MB; 0: never).
+   */
+  workerIdleRecycleBytes?: number;
+  /** How long the pool must have had no job (running or waiting) for the idle replacement (default 1000 ms; 0: never). */
+  idleRecycleMs?: number;
   /** Longest turn of the event loop spent on inline jobs (default 4 ms; at least one job runs per turn). */
   inlineTurnMs?: number;
   /** For tests: another worker module exporting `runTask`, and the models it knows. */
@@ -95,9 +104,27 @@ export function createEngine(options: EngineOptions): Engine {
   const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
   const recycleBytes = Math.max(0, options.workerRecycleBytes ?? 256 * 1024 * 1024);
   let recycled = 0;
+  const idleRecycleBytes = Math.max(0, options.workerIdleRecycleBytes ?? 64 * 1024 * 1024);
+  const idleRecycleMs = Math.max(0, options.idleRecycleMs ?? 1000);
+  /** Each live thread's committed heap after its last job, for the idle replacement. */
+  const heapAfterJob = new Map<Worker, number>();
+  let idleTimer: NodeJS.Timeout | undefined;
+  function scheduleIdleRecycle(): void {
+    if (idleRecycleMs === 0 || idleRecycleBytes === 0 || idleTimer) return;
+    idleTimer = setTimeout(() => {
+      idleTimer = undefined;
+      if (running > 0 || waiting.length > 0) return;
+      for (const [thread, bytes] of heapAfterJob) {
+        heapAfterJob.delete(thread);
+        if (bytes > idleRecycleBytes && thread.threadId !== -1 && pool.threads.includes(thread)) void recycle(thread);
+      }
+    }, idleRecycleMs);
+    idleTimer.unref();
+  }
   /** Ends `thread` (piscina starts another when needed); resolves once it has exited. */
   async function recycle(thread: Worker): Promise<void> {
     recycled++;
+    heapAfterJob.delete(thread);
     const exited = once(thread, 'exit').catch(() => undefined);
     await thread.terminate().catch(() => undefined);
     await exited;
@@ -105,6 +132,8 @@ export function createEngine(options: EngineOptions): Engine {
 
   function take(tenant: string | null): () => void {
     running++;
+    clearTimeout(idleTimer);
+    idleTimer = undefined;
     if (tenant !== null) runningBy.set(tenant, (runningBy.get(tenant) ?? 0) + 1);
     let released = false;
     return () => {
@@ -117,6 +146,7 @@ export function createEngine(options: EngineOptions): Engine {
         else runningBy.delete(tenant);
       }
       pump();
+      if (running === 0 && waiting.length === 0) scheduleIdleRecycle();
     };
   }
 
@@ -301,11 +331,13 @@ export function createEngine(options: EngineOptions): Engine {
         result = await pool.run({ job, env, queuedAt, started: port2 }, { name: 'runTask', signal, transferList: [port2] });
         // A thread whose heap grew past the bound is replaced; its slot is given back once it has exited.
         if (thread && recycleBytes > 0 && (result.heapBytes ?? 0) > recycleBytes) stopping = recycle(thread);
+        else if (thread && result.heapBytes !== undefined) heapAfterJob.set(thread, result.heapBytes);
       } catch (err) {
         // A killed job's timing: its wait, then the rest as running.
         const now = Date.now();
         opts?.onTiming?.({ queueMs: (startedAt ?? now) - queuedAt, runMs: now - (startedAt ?? now) });
         // An aborted task's thread is being terminated; its slot is free once it has exited.
+        if (thread) heapAfterJob.delete(thread);
         if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
         if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
@@ -326,6 +358,7 @@ export function createEngine(options: EngineOptions): Engine {
     stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy), recycled }),
 
     async close(): Promise<void> {
+      clearTimeout(idleTimer);
       await pool.destroy();
     },
   };

@@ -1,3 +1,4 @@
+import { createIdleCompactor } from './idle-compaction.ts';
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -150,8 +151,19 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   await app.register(formbody);
   await app.register(cookie);
 
+  // Memory goes back after large requests: once none is in flight for a while (idle-compaction.ts).
+  const compactor = createIdleCompactor({
+    idleMs: config.memory.idleCompactMs,
+    growthBytes: config.memory.idleCompactGrowthBytes,
+    onCompact: (pauseMs, freedBytes) => app.log.debug({ pauseMs: Math.round(pauseMs), freedMb: Math.round(freedBytes / 1048576) }, 'idle heap compaction'),
+  });
+  app.decorate('idleCompactor', compactor);
+  app.addHook('onClose', async () => compactor.close());
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    compactor.begin();
+    // 'close' comes once per response, sent or aborted.
+    reply.raw.once('close', () => compactor.end());
   });
   registerCsrfHook(app, config);
 

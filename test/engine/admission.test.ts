@@ -142,4 +142,27 @@ describe('engine admission', () => {
     await keep.forecast(job);
     assert.equal(await settled(keep), 0);
   });
+
+  it('a worker thread left with a heap past workerIdleRecycleBytes is replaced once the pool has had no job for idleRecycleMs, never while a job runs', async () => {
+    const engine = make({ workerRecycleBytes: 0, workerIdleRecycleBytes: 1, idleRecycleMs: 300, timeoutMs: 10_000 });
+    const job: ForecastJob = { ...naive, series: [Array.from({ length: 30_000 }, (_, i) => i % 7)], horizon: 100 };
+    const recycledAfter = async (ms: number) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return engine.stats?.().recycled;
+    };
+    await engine.forecast(job);
+    // A job keeps the pool busy: its thread is not replaced however long it runs.
+    const busy = engine.forecast(sleepJob(1500));
+    assert.equal(await recycledAfter(1000), 0, 'a job is running');
+    await busy;
+    assert.equal(await recycledAfter(50), 0, 'not before idleRecycleMs');
+    let recycled = 0;
+    for (let i = 0; i < 100 && recycled === 0; i++) recycled = (await recycledAfter(20)) ?? 0;
+    assert.equal(recycled, 1, 'replaced once idle');
+    assert.equal((await engine.forecast(job)).length, 1, 'the next job runs on a fresh thread');
+    const never = make({ workerRecycleBytes: 0, workerIdleRecycleBytes: 0, idleRecycleMs: 50 });
+    await never.forecast(job);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(never.stats?.().recycled, 0, 'workerIdleRecycleBytes 0: never');
+  });
 });
