@@ -7,11 +7,12 @@
  * 30 s). Writes bench/results/ett-hourly.{json,md}.
  *   SHARED_DIR=/work/shared node bench/ett-hourly.ts [--models mstl,seasonal-naive] [--origins 4]
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUILTIN_MODELS } from '../src/engine/registry.ts';
-import { repoRoot, sharedDir, smape } from './lib/m3.ts';
+import { repoRoot, smape } from './lib/m3.ts';
+import { readEttColumns } from './lib/ett.ts';
 
 const { values } = parseArgs({
   options: { models: { type: 'string' }, origins: { type: 'string', default: '4' }, context: { type: 'string', default: '1000' } },
@@ -22,15 +23,6 @@ const CONTEXT = Number(values.context);
 const ORIGINS = Number(values.origins);
 const wanted = values.models?.split(',') ?? ['seasonal-naive', 'naive', 'theta', 'auto-ets', 'mstl', 'auto-arima', 'combo'];
 
-function readColumns(file: string): { name: string; values: number[] }[] {
-  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8')
-    .trim()
-    .split('\n');
-  const header = lines[0]!.split(',').slice(1);
-  const rows = lines.slice(1).map((l) => l.split(',').slice(1).map(Number));
-  return header.map((h, j) => ({ name: `${file.replace('.csv', '')}:${h}`, values: rows.map((r) => r[j]!) }));
-}
-
 interface Case {
   id: string;
   context: number[];
@@ -38,7 +30,7 @@ interface Case {
 }
 const cases: Case[] = [];
 for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
-  for (const col of readColumns(file)) {
+  for (const col of readEttColumns(file)) {
     for (let k = 0; k < ORIGINS; k++) {
       const origin = 11_520 + k * 1_000;
       cases.push({ id: `${col.name}@${origin}`, context: col.values.slice(origin - CONTEXT, origin), actual: col.values.slice(origin, origin + HORIZON) });

@@ -12,7 +12,7 @@
  * service's defaults (INFERENCE_TIMEOUT_MS 30 s, queue wait 30 s, threads = cores): every candidate
  * that fails (timeout, busy) is listed. Writes bench/results/<out>.{json,md}.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,7 +22,8 @@ import { BUILTIN_MODELS } from '../src/engine/registry.ts';
 import { executeEnsemble, planEnsemble } from '../src/ensemble/service.ts';
 import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
-import { repoRoot, sharedDir, smape } from './lib/m3.ts';
+import { repoRoot, smape } from './lib/m3.ts';
+import { readEttColumns } from './lib/ett.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,18 +40,9 @@ const CONTEXT = 1000;
 const TIMEOUT_S = 30;
 const ORIGIN = Number(values.origin);
 
-function readColumns(file: string): { name: string; values: number[] }[] {
-  const lines = readFileSync(path.join(sharedDir(), 'data', 'ett', file), 'utf8')
-    .trim()
-    .split('\n');
-  const header = lines[0]!.split(',').slice(1);
-  const rows = lines.slice(1).map((l) => l.split(',').slice(1).map(Number));
-  return header.map((h, j) => ({ name: `${file.replace('.csv', '')}:${h}`, values: rows.map((r) => r[j]!) }));
-}
-
 // Alternate ETTh1 / ETTh2 columns so that a small --series still covers both files.
-const h1 = readColumns('ETTh1.csv');
-const h2 = readColumns('ETTh2.csv');
+const h1 = readEttColumns('ETTh1.csv');
+const h2 = readEttColumns('ETTh2.csv');
 const columns = h1.flatMap((c, j) => [c, h2[j]!]).slice(0, Number(values.series));
 const cases = columns.map((c) => ({
   id: `${c.name}@${ORIGIN}`,

@@ -66,7 +66,8 @@ export async function runMetered<R, T = R>(
     await hold.release(err instanceof Error ? err.message : 'failed');
     throw err;
   }
-  await hold.commit({ latencyMs: Math.round((performance.now() - t0) * 100) / 100 });
+  // The settled debit goes on the call's receipt: the cost headers (REST) and _meta (MCP) read it.
+  call.receipt?.add(await hold.commit({ latencyMs: Math.round((performance.now() - t0) * 100) / 100 }));
   return out;
 }
 

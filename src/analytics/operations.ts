@@ -1,5 +1,5 @@
 import { FORECAST_ERRORS } from '../forecasting/operations.ts';
-import { defineOperation, principalOf } from '../shared/operation.ts';
+import { callInfo, defineOperation, principalOf } from '../shared/operation.ts';
 import { serialiseJson } from '../shared/json.ts';
 import { runDetectAnomalies } from './anomalies.ts';
 import { DetectAnomaliesMcpInput, DetectAnomaliesRequest, DetectAnomaliesResponseBody, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
@@ -40,9 +40,8 @@ export const analyticsOperations = [
     spendsCredits: true,
     example: { request: { models: ['auto-ets', 'naive'], inputs: [{ target: [5, 7, 6, 8, 7, 9, 8, 10, 9, 11, 10, 12] }], prediction_length: 2, n_windows: 2 } },
     mcpExample: '{"models":["auto-ets","naive"],"inputs":[{"target":[5,7,6,8,7,9,8,10,9,11,10,12]}],"prediction_length":2,"n_windows":2}',
-    run: ({ deps, caller, input }) => runCrossValidation(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
-    runSerialised: ({ deps, caller, input }) =>
-      runCrossValidation(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }, serialiseJson),
+    run: ({ deps, caller, input }) => runCrossValidation(deps, principalOf(caller), input, callInfo(caller)),
+    runSerialised: ({ deps, caller, input }) => runCrossValidation(deps, principalOf(caller), input, callInfo(caller), serialiseJson),
     summarize: (r) => {
       const c = r as CrossValidationResponse;
       const lines = c.results.map((x) => `${x.rank}. ${x.model}: sMAPE ${fmt(x.metrics.smape)}, MASE ${fmt(x.metrics.mase)}, WQL ${fmt(x.metrics.wql)}`);
@@ -66,9 +65,8 @@ export const analyticsOperations = [
     spendsCredits: true,
     example: { request: { inputs: [{ target: [10, 11, 10, 12, 11, 10, 45, 11, 12, 10, 11] }], level: 99 } },
     mcpExample: '{"inputs":[{"target":[10,11,10,12,11,10,45,11,12,10,11]}],"level":99}',
-    run: ({ deps, caller, input }) => runDetectAnomalies(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
-    runSerialised: ({ deps, caller, input }) =>
-      runDetectAnomalies(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }, serialiseJson),
+    run: ({ deps, caller, input }) => runDetectAnomalies(deps, principalOf(caller), input, callInfo(caller)),
+    runSerialised: ({ deps, caller, input }) => runDetectAnomalies(deps, principalOf(caller), input, callInfo(caller), serialiseJson),
     summarize: (r) => {
       const d = r as DetectAnomaliesResponse;
       const where = d.outputs.flatMap((o, i) =>
@@ -95,9 +93,8 @@ export const analyticsOperations = [
     spendsCredits: true,
     example: { request: { inputs: [{ target: [3, 4, 5, null, null, 8, 9, 10, 11, 12] }], model: 'drift' } },
     mcpExample: '{"inputs":[{"target":[3,4,5,null,null,8,9,10,11,12]}],"model":"drift"}',
-    run: ({ deps, caller, input }) => runImpute(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }),
-    runSerialised: ({ deps, caller, input }) =>
-      runImpute(deps, principalOf(caller), input, { requestId: caller.requestId, source: caller.source }, serialiseJson),
+    run: ({ deps, caller, input }) => runImpute(deps, principalOf(caller), input, callInfo(caller)),
+    runSerialised: ({ deps, caller, input }) => runImpute(deps, principalOf(caller), input, callInfo(caller), serialiseJson),
     summarize: (r) => {
       const d = r as ImputeResponse;
       const n = d.outputs.reduce((a, o) => a + o.filled_count, 0);
