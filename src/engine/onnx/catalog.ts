@@ -213,7 +213,8 @@ export const TTM_R2_ONNX_SPEC: OnnxGraphSpec = {
 /**
  * A ModelImpl for a TinyTimeMixer r2 ONNX export the operator has (e.g. `my-org/ttm-r2-onnx`
  * holding `ttm-r2-ctx512-h96.onnx`): the TypeScript TTM's limits (512 points at least, 192
- * steps at most) with the generic driver's conformal quantiles. Add it to MODEL_IMPLS.
+ * steps at most; 512 points at least, where the TypeScript TTM pads down to 36) with the generic
+ * driver's conformal quantiles. Add it to MODEL_IMPLS.
  */
 export function ttmR2OnnxModel(opts: { repo: string; revision?: string; file?: string; sha256?: string | null }): ModelImpl {
   const file = opts.file ?? TTM_R2_ONNX_SPEC.file;
@@ -223,12 +224,16 @@ export function ttmR2OnnxModel(opts: { repo: string; revision?: string; file?: s
       id: opts.repo,
       name: 'Granite TimeSeries TTM R2 (ONNX)',
       description:
-        'IBM Granite TinyTimeMixer R2 exported to ONNX: looks at the last 512 points, forecasts 96 (up to 192 by rolling out). ' +
+        'IBM Granite TinyTimeMixer R2 exported to ONNX: looks at the last 512 points (needs 512), forecasts 96 (up to 192 by rolling out). ' +
         'Point forecasts; quantiles and samples come from conformal calibration on in-context backtests.',
       // The graph reads 512 points; older ones feed the calibration backtests, planned as the
       // TypeScript TTM plans them (TTM_BACKTESTS), so both runtimes calibrate alike.
       contextLength: ttmR2.info.contextLength,
       maxContextLength: ttmR2.info.maxContextLength,
+      // 512, not the TypeScript TTM's 36: padding a short series is only accurate enough with the
+      // padded points masked from the model's scaler, and the ONNX contract has no mask input
+      // (bench/results/m3-ttm.md: the unmasked fills lose to seasonal-naive on M3 monthly).
+      minPoints: TTM_CONTEXT,
       maxHorizon: TTM_MAX_HORIZON,
     },
     files: { repo: opts.repo, revision: opts.revision ?? 'main', files: [{ path: file, sha256: opts.sha256 ?? null }] },

@@ -9,9 +9,10 @@ import { TTM_CONTEXT, TTM_HORIZON } from './weights.ts';
  * Reference behaviour being reproduced: the pipeline standard-scales the data, replaces NaN by 0
  * (`nan_to_num`), passes `past_observed_mask` (0 where the value was missing) so the model's own
  * scaler ignores those points, and, with `enable_padding`, pads short contexts at the front with 0.
- * A 0 in the standard-scaled space is the mean, so here a missing or padded point becomes the mean
- * of the observed points of the window, marked unobserved. The network therefore sees exactly what
- * it sees in the reference pipeline (zeros after its scaler), whatever the units of the input.
+ * A 0 in the standard-scaled space is the mean, so here a missing point becomes the mean of the
+ * observed points of the window, marked unobserved. The network therefore sees exactly what it sees
+ * in the reference pipeline (zeros after its scaler), whatever the units of the input. Short
+ * contexts are padded as `prepareContexts` says (seasonal tiling, masked from the scaler).
  */
 
 const PREDICT_SLICE = 1024;
@@ -22,8 +23,18 @@ export interface PreparedBatch {
   count: number;
 }
 
-/** Builds S × 512 inputs from the last 512 points of each context. Throws on an all-missing window. */
-export function prepareContexts(contexts: ArrayLike<number>[]): PreparedBatch {
+/**
+ * Builds S × 512 inputs from the last 512 points of each context. Throws on an all-missing window.
+ *
+ * A context shorter than 512 points is padded at the front, and the padded positions are marked
+ * unobserved, so the model's scaler takes its mean and spread from the real points only. What the
+ * padded positions hold (the network sees them, the scaler does not): with a season length m ≥ 2
+ * (`seasons[i]`) and at least m points, the oldest season repeated backwards in phase (position t
+ * holds the value at t + m); otherwise the oldest value repeated. M3 monthly (bench/results/m3-ttm.md)
+ * chose this over the mean (granite-tsfm's zero padding in standard-scaled space), the first value
+ * without a season, repeating later seasons, and every fill counted by the scaler.
+ */
+export function prepareContexts(contexts: ArrayLike<number>[], seasons?: readonly number[]): PreparedBatch {
   const count = contexts.length;
   const values = new Float64Array(count * TTM_CONTEXT);
   const observed = new Uint8Array(count * TTM_CONTEXT);
@@ -44,15 +55,29 @@ export function prepareContexts(contexts: ArrayLike<number>[]): PreparedBatch {
     if (k === 0) throw new RangeError(`context ${i} has no observed value in its last ${TTM_CONTEXT} points`);
     const fill = sum / k;
     const base = i * TTM_CONTEXT;
-    for (let t = 0; t < pad; t++) values[base + t] = fill;
     for (let t = 0; t < n; t++) {
       const v = src[from + t]!;
       const ok = Number.isFinite(v);
       values[base + pad + t] = ok ? v : fill;
       observed[base + pad + t] = ok ? 1 : 0;
     }
+    if (pad === 0) continue;
+    // Position t (padded) holds the value one season later, again and again: the oldest season
+    // repeated backwards in phase (the first value when there is no season or fewer points than one).
+    const m = Math.round(seasons?.[i] ?? 1);
+    const shift = m >= 2 && n >= m ? m : 1;
+    for (let t = pad - 1; t >= 0; t--) values[base + t] = values[base + t + shift]!;
   }
   return { values, observed, count };
+}
+
+/** How a context of `length` points is padded (model info): not at all, by repeating its oldest season, or its oldest value. */
+export function paddingOf(length: number, season: number | undefined): { padded: number; padding: 'none' | 'oldest_season' | 'oldest_value' } {
+  const n = Math.min(length, TTM_CONTEXT);
+  const padded = TTM_CONTEXT - n;
+  if (padded === 0) return { padded, padding: 'none' };
+  const m = Math.round(season ?? 1);
+  return { padded, padding: m >= 2 && n >= m ? 'oldest_season' : 'oldest_value' };
 }
 
 /**
@@ -60,33 +85,31 @@ export function prepareContexts(contexts: ArrayLike<number>[]): PreparedBatch {
  * forecast is appended to the context (as observed values) and the model is run again, the way
  * granite-tsfm's rolling prediction does.
  */
-export function predict(rt: TtmRuntime, contexts: ArrayLike<number>[], horizon: number): Float64Array[] {
+export function predict(rt: TtmRuntime, contexts: ArrayLike<number>[], horizon: number, seasons?: readonly number[]): Float64Array[] {
   // Bounded slices keep the prepared inputs small (a slice is 1024 × 512 doubles = 4 MB).
   if (contexts.length > PREDICT_SLICE) {
     const out: Float64Array[] = [];
     for (let i = 0; i < contexts.length; i += PREDICT_SLICE) {
-      out.push(...predict(rt, contexts.slice(i, i + PREDICT_SLICE), horizon));
+      out.push(...predict(rt, contexts.slice(i, i + PREDICT_SLICE), horizon, seasons?.slice(i, i + PREDICT_SLICE)));
     }
     return out;
   }
   const out = contexts.map(() => new Float64Array(horizon));
   let current: ArrayLike<number>[] = contexts;
   for (let done = 0; done < horizon; done += TTM_HORIZON) {
-    const batch = prepareContexts(current);
+    const batch = prepareContexts(current, seasons);
     const { forecast } = ttmForward(rt, batch);
     const take = Math.min(TTM_HORIZON, horizon - done);
     for (let i = 0; i < contexts.length; i++) {
       out[i]!.set(forecast.subarray(i * TTM_HORIZON, i * TTM_HORIZON + take), done);
     }
     if (done + TTM_HORIZON < horizon) {
-      current = current.map((_, i) => {
-        const next = new Float64Array(TTM_CONTEXT);
-        const keep = TTM_CONTEXT - TTM_HORIZON;
-        // The last 416 points of the context (missing ones filled as the model saw them) + the 96 forecast.
-        next.set(batch.values.subarray(i * TTM_CONTEXT + TTM_HORIZON, (i + 1) * TTM_CONTEXT), 0);
-        for (let t = 0; t < keep; t++) {
-          if (!batch.observed[i * TTM_CONTEXT + TTM_HORIZON + t]) next[t] = NaN;
-        }
+      current = current.map((c, i) => {
+        // The newest context points (missing ones stay missing) followed by the 96 forecast values,
+        // at most 512: a full window keeps its last 416 points; a short one is padded again.
+        const keep = Math.min(c.length, TTM_CONTEXT - TTM_HORIZON);
+        const next = new Float64Array(keep + TTM_HORIZON);
+        for (let t = 0; t < keep; t++) next[t] = c[c.length - keep + t]!;
         next.set(forecast.subarray(i * TTM_HORIZON, (i + 1) * TTM_HORIZON), keep);
         return next;
       });
