@@ -53,7 +53,9 @@ describe('TTM r2: ONNX contract and TypeScript TTM agree', () => {
     assert.equal(TTM_R2_ONNX_SPEC.rollout, 'median', 'the forecast is fed back for longer horizons');
     assert.equal(model.info.maxHorizon, TTM_MAX_HORIZON);
     assert.equal(model.info.maxHorizon, ttmR2.info.maxHorizon);
-    assert.equal(model.info.minPoints, ttmR2.info.minPoints);
+    // By design the ONNX graph needs a full window (no mask input for padded points); the TypeScript TTM pads down to 36.
+    assert.equal(model.info.minPoints, TTM_CONTEXT);
+    assert.equal(ttmR2.info.minPoints, 36);
     assert.equal(model.info.quantileMethod, ttmR2.info.quantileMethod);
     assert.deepEqual(model.info.capabilities, ttmR2.info.capabilities);
     assert.equal(model.info.maxContextLength, ttmR2.info.maxContextLength);
@@ -64,9 +66,20 @@ describe('TTM r2: ONNX contract and TypeScript TTM agree', () => {
       const ts = prepareContexts([series]);
       const onnx = prepareContext(series, TTM_R2_ONNX_SPEC.contextLength, TTM_R2_ONNX_SPEC.missing);
       assert.equal(onnx.values.length, ts.values.length);
-      for (let t = 0; t < TTM_CONTEXT; t++) {
+      // The real points of the window (gaps filled with the observed mean on both) are identical;
+      // the padding in front of a short series differs by design: the TypeScript TTM repeats the
+      // oldest value (or season) and masks it from the scaler, the ONNX contract (no mask input)
+      // fills the observed mean, which the in-graph scaler then counts.
+      for (let t = onnx.padded; t < TTM_CONTEXT; t++) {
         // the ONNX input is float32, the TypeScript one float64
         assert.ok(close(onnx.values[t], ts.values[t] ?? NaN, 1e-6), `t=${t}: onnx ${onnx.values[t]} vs ts ${ts.values[t]}`);
+      }
+      const finite = series.slice(-TTM_CONTEXT).filter(Number.isFinite);
+      const observedMean = finite.reduce((a, v) => a + v, 0) / finite.length;
+      for (let t = 0; t < onnx.padded; t++) {
+        assert.equal(ts.observed[t], 0, 'padded points are masked on the TypeScript side');
+        assert.ok(close(ts.values[t], ts.values[onnx.padded] ?? NaN, 1e-12), 'the oldest value repeated (no season given)');
+        assert.ok(close(onnx.values[t], observedMean, 1e-4), 'the observed mean on the ONNX side');
       }
       const unobserved = ts.observed.reduce((a, m) => a + (m ? 0 : 1), 0);
       assert.equal(onnx.padded + onnx.imputed, unobserved, 'the same points are filled in');
@@ -79,7 +92,7 @@ describe('TTM r2: ONNX contract and TypeScript TTM agree', () => {
     const series = CASES.map(([, s]) => s);
     const out = await anyLength.forecast(job({ series, horizon: 96, quantileLevels: [] }), env);
     series.forEach((s, i) => {
-      const row = prepareContexts([s]).values;
+      const row = prepareContext(s, TTM_CONTEXT, TTM_R2_ONNX_SPEC.missing).values;
       const mean = row.reduce((a, v) => a + v, 0) / TTM_CONTEXT;
       const last = row[TTM_CONTEXT - 1] ?? NaN;
       for (const h of [0, 95]) assert.ok(close(out[i]?.mean[h], last + mean + h + 1, 1e-5), `${CASES[i]?.[0]} h=${h}: ${out[i]?.mean[h]}`);
@@ -101,12 +114,11 @@ describe('TTM r2: ONNX contract and TypeScript TTM agree', () => {
     });
   });
 
-  it('on min_points: fewer than 512 points are refused by both', async () => {
-    const short = ramp(511);
+  it('on min_points: the ONNX graph refuses fewer than 512 points, the TypeScript TTM fewer than 36', async () => {
     const isBadInput = (e: unknown): boolean => e instanceof EngineError && e.kind === 'bad_input' && e.seriesIndex === 1;
+    await assert.rejects(async () => model.forecast(job({ series: [ramp(600), ramp(511)], quantileLevels: [] }), env), isBadInput);
     // the TypeScript TTM checks before it loads any weights
-    assert.throws(() => forecastTtm(job({ series: [ramp(600), short], quantileLevels: [] }), env), isBadInput);
-    await assert.rejects(async () => model.forecast(job({ series: [ramp(600), short], quantileLevels: [] }), env), isBadInput);
+    assert.throws(() => forecastTtm(job({ series: [ramp(600), ramp(35)], quantileLevels: [] }), env), isBadInput);
   });
 
   it('on quantiles past one block: calibrated on rolled-out backtests', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { calibrate, conformalQuantile } from '../../src/engine/conformal.ts';
+import { calibrate, conformalQuantile, widenedLevel } from '../../src/engine/conformal.ts';
 import { mulberry32 } from '../../src/engine/stats/prng.ts';
 import { ttmForward } from '../../src/engine/neural/ttm/forward.ts';
 import { loadTtmRuntime, ttmR2, TTM_R2_ID } from '../../src/engine/neural/ttm/model.ts';
@@ -47,7 +47,7 @@ describe('TTM R2 model entry', () => {
     assert.equal(impl.info.family, 'TinyTimeMixer');
     assert.equal(impl.info.license, 'Apache-2.0');
     assert.equal(impl.info.kind, 'neural');
-    assert.equal(impl.info.minPoints, 512);
+    assert.equal(impl.info.minPoints, 36);
     assert.equal(impl.info.maxHorizon, 192);
     assert.equal(impl.info.quantileMethod, 'conformal');
     assert.equal(impl.files?.repo, TTM_R2_ID);
@@ -67,10 +67,12 @@ describe('TTM R2 model entry', () => {
     rmSync(empty, { recursive: true, force: true });
   });
 
-  it('refuses horizons over 192, series under 512 points and all-missing windows', async () => {
+  it('refuses horizons over 192, series under 36 observed points and all-missing windows', async () => {
     await rejects(job({ horizon: 193 }), 'bad_input', /at most 192 steps/);
-    const short = await rejects(job({ series: [series(600), series(300)] }), 'bad_input', /300 points.*at least 512/);
+    const short = await rejects(job({ series: [series(600), series(35)] }), 'bad_input', /35 observed points.*min_points=36/);
     assert.equal(short.seriesIndex, 1);
+    const sparse = series(100).map((v, t) => (t % 3 === 0 ? v : NaN)); // 34 observed of 100
+    assert.equal((await rejects(job({ series: [sparse] }), 'bad_input', /34 observed points/)).seriesIndex, 0);
     const gap = [...series(300), ...new Array<number>(512).fill(NaN)];
     await rejects(job({ series: [gap] }), 'bad_input', /no observed value/);
   });
@@ -169,6 +171,81 @@ describe('conformal calibration', () => {
     assert.equal(conformalQuantile(z, 0.3), -2); // rank ⌊6·0.3⌋ = 1
     assert.equal(conformalQuantile(z, 0.99), 2); // clamped to the largest residual
     assert.equal(conformalQuantile(new Float64Array(0), 0.9), 0);
+  });
+
+  it("standardises each window by the other windows' scale, and widens the level for few windows", () => {
+    // Errors 1 and 3 at both steps: leave-one-out gives z = 1/3 and 3/1 (in-sample, 1/√5 and 3/√5).
+    const cal = calibrate(
+      [
+        { forecast: [0, 0], actual: [1, 1] },
+        { forecast: [0, 0], actual: [3, 3] },
+      ],
+      2,
+      1,
+    );
+    assert.deepEqual(Array.from(cal.z), [1 / 3, 1 / 3, 3, 3]);
+    assert.ok(Math.abs(cal.scale[0]! - Math.sqrt(5)) < 1e-12);
+    // One window keeps its own scale.
+    assert.deepEqual(Array.from(calibrate([{ forecast: [0], actual: [2] }], 1, 1).z), [1]);
+    assert.ok(Math.abs(widenedLevel(0.9, 8) - 0.925) < 1e-12);
+    assert.ok(Math.abs(widenedLevel(0.1, 4) - 0.05) < 1e-12);
+    assert.equal(widenedLevel(0.1, 2), 0);
+    assert.equal(widenedLevel(0.5, 1), 0.5);
+    assert.equal(widenedLevel(0.99, 1), 1);
+  });
+});
+
+describe('TTM R2 short series (padded)', { skip: skipWithoutWeights }, () => {
+  const monthly = (n: number): number[] => Array.from({ length: n }, (_, t) => 100 + 0.8 * t + 15 * Math.sin((2 * Math.PI * t) / 12) + 3 * Math.cos(t * 1.7));
+
+  it('pads a 60-point series with its oldest season, masked from the scaler, and says so', async () => {
+    const s = monthly(60);
+    const [f] = await run(job({ series: [s], horizon: 18, seasonLength: 12 }));
+    assert.equal(f!.mean.length, 18);
+    assert.ok(f!.mean.every(Number.isFinite));
+    assert.equal(f!.info?.contextUsed, 60);
+    assert.equal(f!.info?.padded, 452);
+    assert.equal(f!.info?.padding, 'oldest_season');
+    assert.equal(f!.info?.paddingSeasonLength, 12);
+    assert.match(String(f!.info?.warning), /60 of 512 points are real/);
+    assert.ok((f!.info?.backtestWindows as number) >= 2);
+    // The network's input, built by hand: position t < 452 holds s[(t - 452) mod 12], unobserved.
+    const values = new Float64Array(512);
+    const observed = new Uint8Array(512);
+    for (let t = 0; t < 512; t++) {
+      if (t >= 452) {
+        values[t] = s[t - 452]!;
+        observed[t] = 1;
+      } else {
+        values[t] = s[(((t - 452) % 12) + 12) % 12]!;
+      }
+    }
+    const direct = ttmForward(loadTtmRuntime(modelsDir), { values, observed, count: 1 }).forecast;
+    for (let t = 0; t < 18; t++) assert.ok(Math.abs(direct[t]! - f!.mean[t]!) < 1e-9, `t=${t}: ${direct[t]} vs ${f!.mean[t]}`);
+    // The mask matters: the same values counted by the scaler give another forecast.
+    const unmasked = ttmForward(loadTtmRuntime(modelsDir), { values, count: 1 }).forecast;
+    assert.ok(Math.abs(unmasked[0]! - f!.mean[0]!) > 1e-3);
+  });
+
+  it('without a season (none given, none found) repeats the oldest value; detects one when not given', async () => {
+    const flat = Array.from({ length: 40 }, (_, t) => 10 + ((t * 7919) % 13) / 10);
+    const [f] = await run(job({ series: [flat], horizon: 6, seasonLength: 1 }));
+    assert.equal(f!.info?.padding, 'oldest_value');
+    const prepared = prepareContexts([flat], [1]);
+    for (let t = 0; t < 472; t++) assert.equal(prepared.values[t], flat[0]);
+    const clean = Array.from({ length: 72 }, (_, t) => 100 + 0.5 * t + 15 * Math.sin((2 * Math.PI * t) / 12));
+    const [g] = await run(job({ series: [clean], horizon: 12, seasonLength: null }));
+    assert.equal(g!.info?.padding, 'oldest_season');
+    assert.equal(g!.info?.paddingSeasonLength, 12);
+  });
+
+  it('rolls a short series out past 96 steps by padding the context plus the forecast again', async () => {
+    const s = monthly(50);
+    const [f] = await run(job({ series: [s], horizon: 120, seasonLength: 12, quantileLevels: [] }));
+    const [first] = await run(job({ series: [s], horizon: 96, seasonLength: 12, quantileLevels: [] }));
+    assert.deepEqual(f!.mean.slice(0, 96), first!.mean);
+    const next = predict(loadTtmRuntime(modelsDir), [[...s, ...first!.mean]], 24, [12])[0]!;
+    for (let t = 0; t < 24; t++) assert.ok(Math.abs(next[t]! - f!.mean[96 + t]!) < 1e-9);
   });
 });
 

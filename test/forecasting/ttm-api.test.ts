@@ -47,18 +47,51 @@ describe(`TTM R2 through the API (${DB_KIND})`, { skip: present ? false : `no we
     assert.equal(out.samples.length, 2);
   });
 
-  test('min_points is honest: a short series is a 422 naming the input; a horizon past the rollout is a 422', async () => {
+  test('min_points is honest: a series under 36 points is a 422 naming the input and min_points; a horizon past the rollout is a 422', async () => {
+    const models = await call(t, 'GET', '/api/models');
+    const entry = (models.body.models as { id: string; min_points: number }[]).find((m) => m.id === ID);
+    assert.equal(entry?.min_points, 36);
     const short = await call(t, 'POST', '/v1/forecast', {
       token: u.token,
-      body: { model: ID, inputs: [{ target: hourly }, { target: hourly.slice(0, 100) }] },
+      body: { model: ID, inputs: [{ target: hourly }, { target: hourly.slice(0, 35) }] },
     });
     assert.equal(short.status, 422);
     assert.deepEqual(short.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
+    assert.equal(short.body.detail[0].ctx.min_points, 36);
+    assert.match(short.body.detail[0].msg, /35 observed points.*min_points=36/);
     const long = await call(t, 'POST', '/v1/forecast', {
       token: u.token,
       body: { model: ID, inputs: [{ target: hourly }], parameters: { prediction_length: 500 } },
     });
     assert.equal(long.status, 422);
+  });
+
+  test('a 60-point monthly series is padded: a forecast with intervals, and model_info says how', async () => {
+    const monthly = Array.from({ length: 60 }, (_, i) => 100 + 0.8 * i + 15 * Math.sin((2 * Math.PI * i) / 12) + 3 * Math.cos(i * 1.7));
+    const r = await call(t, 'POST', '/v1/forecast', {
+      token: u.token,
+      body: {
+        model: ID,
+        inputs: [{ target: monthly, start: '2019-01-01' }],
+        parameters: { prediction_length: 18, frequency: 'M', quantile_levels: [0.1, 0.9] },
+      },
+    });
+    assert.equal(r.status, 200, r.text);
+    expectSchema(routeSchema(t, 'POST', '/v1/forecast'), r.body);
+    const out = r.body.outputs[0];
+    assert.equal(out.mean.length, 18);
+    assert.ok(out.mean.every((row: number[]) => Number.isFinite(row[0])));
+    const [info] = out.metadata.model_info;
+    assert.equal(info.contextUsed, 60);
+    assert.equal(info.padded, 452);
+    assert.equal(info.padding, 'oldest_season');
+    assert.equal(info.paddingSeasonLength, 12);
+    assert.match(info.warning, /context padded: 60 of 512 points are real/);
+    const [lo, hi] = out.quantile_predictions.map((q: { values: number[][] }) => q.values);
+    for (let h = 0; h < 18; h++) assert.ok(lo[h][0] < hi[h][0]);
+    // the price follows the tokens: 60 observed input points, not the 512 the network reads
+    assert.equal(r.body.usage.input_tokens, 60);
+    assert.equal(r.body.usage.output_tokens, 18 * 3);
   });
 
   test('batch and ensemble can use it', async () => {
