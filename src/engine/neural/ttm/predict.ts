@@ -81,6 +81,49 @@ export function paddingOf(length: number, season: number | undefined): { padded:
 }
 
 /**
+ * Standard-scales each window by its observed points (sklearn's StandardScaler: mean, population
+ * standard deviation, 1 for a constant window) before the network, and maps the forecast back.
+ * The reference pipeline standard-scales the data before the model (its TimeSeriesPreprocessor),
+ * so the model's own scaler always sees a spread near 1 and its `+ 1e-5` inside the square root
+ * is negligible. On raw values that term is not: a series whose spread is below about 0.003 in its
+ * units (rates, fractions, small readings) was flattened by it, so the forecast depended on the
+ * units (M3 monthly scaled by 1e-6: sMAPE 19.72 instead of 16.18, bench/results/m3-ttm.md).
+ * The network is affine-equivariant apart from that term, so nothing else changes.
+ */
+export function standardisedForward(rt: TtmRuntime, batch: PreparedBatch): { forecast: Float64Array } {
+  const { values, observed, count } = batch;
+  const scaled = new Float64Array(values.length);
+  const loc = new Float64Array(count);
+  const spread = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const base = i * TTM_CONTEXT;
+    let n = 0;
+    let sum = 0;
+    for (let t = 0; t < TTM_CONTEXT; t++) {
+      if (observed[base + t]) {
+        sum += values[base + t]!;
+        n++;
+      }
+    }
+    const mean = sum / Math.max(n, 1);
+    let v = 0;
+    for (let t = 0; t < TTM_CONTEXT; t++) {
+      if (observed[base + t]) v += (values[base + t]! - mean) ** 2;
+    }
+    const sd = Math.sqrt(v / Math.max(n, 1));
+    const sc = sd > 0 && Number.isFinite(sd) ? sd : 1;
+    loc[i] = mean;
+    spread[i] = sc;
+    for (let t = 0; t < TTM_CONTEXT; t++) scaled[base + t] = (values[base + t]! - mean) / sc;
+  }
+  const { forecast } = ttmForward(rt, { values: scaled, observed, count });
+  for (let i = 0; i < count; i++) {
+    for (let t = 0; t < TTM_HORIZON; t++) forecast[i * TTM_HORIZON + t] = forecast[i * TTM_HORIZON + t]! * spread[i]! + loc[i]!;
+  }
+  return { forecast };
+}
+
+/**
  * Point forecasts of `horizon` steps for each context. Horizons over 96 are rolled out: the
  * forecast is appended to the context (as observed values) and the model is run again, the way
  * granite-tsfm's rolling prediction does.
@@ -98,7 +141,7 @@ export function predict(rt: TtmRuntime, contexts: ArrayLike<number>[], horizon: 
   let current: ArrayLike<number>[] = contexts;
   for (let done = 0; done < horizon; done += TTM_HORIZON) {
     const batch = prepareContexts(current, seasons);
-    const { forecast } = ttmForward(rt, batch);
+    const { forecast } = standardisedForward(rt, batch);
     const take = Math.min(TTM_HORIZON, horizon - done);
     for (let i = 0; i < contexts.length; i++) {
       out[i]!.set(forecast.subarray(i * TTM_HORIZON, i * TTM_HORIZON + take), done);
