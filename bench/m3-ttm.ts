@@ -9,7 +9,7 @@
  *      the 80% interval's coverage (0.1..0.9 quantiles), WQL over the deciles, and the worst series.
  * Seasonal-naive is scored here on the same series; theta comes from bench/results/m3-accuracy.md.
  * Writes bench/results/m3-ttm.{json,md}.
- *   SHARED_DIR=/work/shared nice -n 10 node bench/m3-ttm.ts
+ *   SHARED_DIR=/work/shared nice -n 10 node bench/m3-ttm.ts   (ONLY_STRATEGIES=1 or ONLY_SERVED=1: one part)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -157,9 +157,9 @@ interface Served {
   worst: { id: string; n: number; mase: number; smape: number; snaiveMase: number }[];
   seconds: number;
 }
-function served(setting: string, T: number, seasonLength: number | null): Served {
+function served(setting: string, T: number, seasonLength: number | null, units = 1): Served {
   const t0 = Date.now();
-  const trains = series.map((x) => (T > 0 ? x.train.slice(-T) : x.train));
+  const trains = series.map((x) => (T > 0 ? x.train.slice(-T) : x.train).map((v) => v * units));
   const out = forecastTtm(
     { model: TTM_R2_ID, series: trains, horizon: 18, quantileLevels: DECILES, numSamples: 0, seasonLength, seed: 1 },
     { modelsDir, threads: 1 },
@@ -170,7 +170,9 @@ function served(setting: string, T: number, seasonLength: number | null): Served
   const loss = new Array<number>(DECILES.length).fill(0);
   let absSum = 0;
   const per = series.map((x, i) => {
-    const f = out[i]!;
+    const o = out[i]!;
+    // back to the data's units
+    const f = { ...o, mean: o.mean.map((v) => v / units), quantiles: o.quantiles.map((r) => r.map((v) => v / units)) };
     for (let h = 0; h < x.test.length; h++) {
       const y = x.test[h]!;
       absSum += Math.abs(y);
@@ -212,6 +214,7 @@ const servedRows = process.env.ONLY_STRATEGIES
       served('full history, season detected', 0, null),
       served('last 60 points, season 12 given', 60, 12),
       served('last 36 points, season 12 given', 36, 12),
+      served('full history, season 12 given, values × 1e-6', 0, 12, 1e-6),
     ];
 load.push(loadavg()[0]!);
 
@@ -241,7 +244,7 @@ const md = [
   '',
   ...Object.entries(STRATEGIES).map(([name, s]) => `- ${name}: ${s.note}.`),
   '',
-  '## 2. As served (forecastTtm: padding, conformal backtests from 12 points of history, deciles)',
+  '## 2. As served (forecastTtm: padding, conformal backtests from 8 points of history, deciles)',
   '',
   '| setting | sMAPE | MASE | 80% coverage | WQL | backtest windows (median) | seconds |',
   '|---|---|---|---|---|---|---|',
