@@ -251,6 +251,13 @@ describe('TTM R2 short series (padded)', { skip: skipWithoutWeights }, () => {
     assert.equal(g!.info?.paddingSeasonLength, 12);
   });
 
+  it('refuses quantiles when a short series leaves no backtest window, and says how many points they need', async () => {
+    const e = await rejects(job({ series: [monthly(40)], horizon: 36, seasonLength: 12 }), 'bad_input', /at least 44 points for 36 steps; the series has 40/);
+    assert.equal(e.seriesIndex, 0);
+    const [f] = await run(job({ series: [monthly(40)], horizon: 36, seasonLength: 12, quantileLevels: [] }));
+    assert.equal(f!.mean.length, 36);
+  });
+
   it('rolls a short series out past 96 steps by padding the context plus the forecast again', async () => {
     const s = monthly(50);
     const [f] = await run(job({ series: [s], horizon: 120, seasonLength: 12, quantileLevels: [] }));

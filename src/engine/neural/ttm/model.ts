@@ -144,7 +144,13 @@ export function ttmForecasts(job: ForecastJob, predictor: TtmPredictor, runtimeK
   job.series.forEach((s, i) => {
     const origins = backtestOrigins(s, h, TTM_BACKTESTS);
     if (wantSpread && origins.length < TTM_BACKTESTS.minWindows) {
-      throw new EngineError('bad_input', `series ${i}: quantiles from ${TTM_R2_ID} need a backtest with observed history (none found)`, i);
+      const least = h + (s.length < TTM_CONTEXT ? (TTM_BACKTESTS.shortMinContext ?? TTM_BACKTESTS.minContext) : TTM_BACKTESTS.minContext);
+      throw new EngineError(
+        'bad_input',
+        `series ${i}: quantiles and samples from ${TTM_R2_ID} need a backtest window with observed history (at least ${least} points for ${h} steps; ` +
+          `the series has ${s.length}): send a shorter prediction_length, or no quantile_levels and num_samples`,
+        i,
+      );
     }
     for (const origin of origins) {
       windows.push({ series: i, origin });
