@@ -25,7 +25,7 @@ export const TTM_R2_FILES: ModelFiles = {
 
 /**
  * Fewest points a series needs (the catalog's `min_points`). Shorter than the 512-point context, a
- * series is padded at the front (seasonal tiling, masked from the scaler: predict.ts); on M3 monthly
+ * series is padded at the front (its oldest season repeated, masked from the scaler: predict.ts); on M3 monthly
  * padded TTM beats seasonal-naive down to 36 points of history (bench/results/m3-ttm.md).
  */
 export const TTM_MIN_POINTS = 36;
