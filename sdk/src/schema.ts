@@ -1461,6 +1461,8 @@ export interface components {
             context_length: number;
             max_context_length: number;
             min_points: number;
+            /** @description Series shorter than this many points are padded up to the network's context (the forecast says so in model_info.padded) and are less accurate; null when the model never pads. Not a default ensemble candidate for such series. */
+            padded_below: number | null;
             max_horizon: number | null;
             capabilities: string[];
             quantile_method: string;

@@ -20,6 +20,7 @@ export interface CatalogModel {
   context_length: number;
   max_context_length: number;
   min_points: number;
+  padded_below: number | null;
   max_horizon: number | null;
   capabilities: string[];
   quantile_method: string;
@@ -115,6 +116,7 @@ export class Catalog {
       context_length: m.contextLength,
       max_context_length: m.maxContextLength,
       min_points: m.minPoints,
+      padded_below: m.paddedBelow ?? null,
       max_horizon: m.maxHorizon,
       capabilities: m.capabilities,
       quantile_method: m.quantileMethod,

@@ -15,6 +15,14 @@ export const CatalogModelSchema = z
     context_length: z.number().int(),
     max_context_length: z.number().int(),
     min_points: z.number().int(),
+    padded_below: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "Series shorter than this many points are padded up to the network's context (the forecast says so in model_info.padded) " +
+          'and are less accurate; null when the model never pads. Not a default ensemble candidate for such series.',
+      ),
     max_horizon: z.number().int().nullable(),
     capabilities: z.array(z.string()),
     quantile_method: z.string(),

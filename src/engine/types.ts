@@ -73,6 +73,12 @@ export interface ModelInfo {
   minPoints: number;
   /** Points the model looks at by default (older ones are dropped). */
   contextLength: number;
+  /**
+   * Set when the model pads shorter series up to its network's context instead of refusing them
+   * (TinyTimeMixer: 512): below it the model runs, less accurately. The ensemble does not pick such a
+   * model as a default candidate for shorter inputs.
+   */
+  paddedBelow?: number;
   /** Most points the model accepts. */
   maxContextLength: number;
   /** Longest horizon, or null when unbounded. */

@@ -125,6 +125,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
     ]);
   }
 
+  const windows = backtestWindows(heldOut, shortest, req.backtest_windows);
   const explicit = req.models ?? null;
   const filters: string[] = [];
   let ids: string[];
@@ -137,12 +138,15 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       // Benchmark baselines (naive, seasonal naive, drift) are yardsticks, not blend material:
       // on M3 they lower the blend's accuracy (bench/results/m3-ensemble.md). Name them to use them.
       if (BASELINE_FAMILIES.has(m.family)) filters.push(`${m.id}: baseline, not a default candidate (list it in models to include it)`);
+      // A model that would pad these inputs up to its context (TinyTimeMixer under 512 points) runs them
+      // less accurately and at a neural price: named, it runs; by default it is left out.
+      else if (m.padded_below !== null && shortest - windows * heldOut < m.padded_below)
+        filters.push(`${m.id}: would pad inputs shorter than ${m.padded_below} points, not a default candidate (list it in models to include it)`);
       else ids.push(m.id);
     }
   }
 
   const finalReq = (model: string): ForecastRequestT => ({ model, inputs: req.inputs, parameters: req.parameters ?? null, metadata: req.metadata ?? null });
-  const windows = backtestWindows(heldOut, shortest, req.backtest_windows);
   const backtestReq = (model: string, k: number): ForecastRequestT => ({
     model,
     inputs: req.inputs.map((x) => ({

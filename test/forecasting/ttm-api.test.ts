@@ -115,4 +115,31 @@ describe(`TTM R2 through the API (${DB_KIND})`, { skip: present ? false : `no we
     assert.equal(e.status, 200, e.text);
     assert.ok(e.body.ensemble_metadata.models_evaluated.includes(ID), JSON.stringify(e.body.ensemble_metadata.selection));
   });
+
+  test('the default ensemble leaves it out when it would pad; named, it runs padded; the catalog says where padding starts', async () => {
+    const entry = await call(t, 'GET', `/api/models/${ID}`);
+    assert.equal(entry.body.padded_below, 512);
+    const naive = await call(t, 'GET', '/api/models/naive');
+    assert.equal(naive.body.padded_below, null);
+    const monthly = Array.from({ length: 120 }, (_, i) => 100 + 0.5 * i + 10 * Math.sin((2 * Math.PI * i) / 12));
+    const body = { inputs: [{ target: monthly }], parameters: { prediction_length: 12, frequency: 'M' } };
+    const byDefault = await call(t, 'POST', '/v1/forecast/ensemble', { token: u.token, body });
+    assert.equal(byDefault.status, 200, byDefault.text);
+    const meta = byDefault.body.ensemble_metadata;
+    assert.ok(!meta.models_evaluated.includes(ID), JSON.stringify(meta));
+    assert.ok(
+      meta.selection.filters_applied.some((f: string) => f.startsWith(`${ID}: would pad`)),
+      JSON.stringify(meta.selection.filters_applied),
+    );
+    const named = await call(t, 'POST', '/v1/forecast/ensemble', { token: u.token, body: { ...body, models: [ID, 'theta'] } });
+    assert.equal(named.status, 200, named.text);
+    assert.ok(named.body.ensemble_metadata.models_evaluated.includes(ID));
+    // a long enough series: the deepest backtest still sees 512 real points, so it is a default candidate again
+    const long = await call(t, 'POST', '/v1/forecast/ensemble', {
+      token: u.token,
+      body: { inputs: [{ target: hourly }], parameters: { prediction_length: 24, frequency: 'h' } },
+    });
+    assert.equal(long.status, 200, long.text);
+    assert.ok(long.body.ensemble_metadata.models_evaluated.includes(ID), JSON.stringify(long.body.ensemble_metadata.selection.filters_applied));
+  });
 });

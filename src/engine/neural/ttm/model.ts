@@ -71,6 +71,7 @@ export const ttmR2: ModelImpl = {
     license: 'Apache-2.0',
     supportedTasks: ['forecast'],
     minPoints: TTM_MIN_POINTS,
+    paddedBelow: TTM_CONTEXT,
     // The network reads 512 points; older ones feed the calibration backtests (src/engine/conformal.ts).
     contextLength: backtestContext(TTM_BACKTESTS, TTM_CONTEXT, TTM_HORIZON),
     maxContextLength: 8192,
