@@ -76,7 +76,10 @@ describe('autocorrelation and seasonality', () => {
     };
     // Seeded: seasonal, trending, noisy and constant series of 8 to 40 points.
     let s = 7;
-    const rand = () => (s = (s * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const rand = (): number => {
+      s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return s / 2_147_483_648;
+    };
     let seasonalFound = 0;
     for (let c = 0; c < 600; c++) {
       const n = 8 + (c % 33);
