@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, MeteredUsageOutboxTable, UsageEventsTable, CreditLedgerTable } from '../db/schema.ts';
 import { AppError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
-import { insertRows } from '../db/bulk.ts';
+import { insertRows, insertText, insertValues } from '../db/bulk.ts';
 import type { Dialect } from '../db/dialect.ts';
 import type { Database } from '../db/index.ts';
 import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
@@ -606,6 +606,81 @@ function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>, prepared: D
   };
 }
 
+/**
+ * Charges on SQLite, common case in one turn of the event loop (ADR 0022): with Kysely's
+ * connection held (`Database.sqliteDirect`), BEGIN, per account one guarded debit of the group's
+ * total (`GUARDED_DEBIT`, returning the balance and the alert fields), one multi-row insert each
+ * for the usage events and the ledger entries, COMMIT: synchronous statements, no promise or
+ * query-builder node per statement. The same rows as `applyCharges` in its common case (every
+ * call paid from prepaid credits, nothing refunded, no outbox row). When a group is not that case
+ * (a call with a key budget, an account whose balance does not cover its calls, a low-balance
+ * alert falling due), this transaction is rolled back before anything is answered, and the group
+ * takes `applyCharges` in a Kysely transaction, which decides it call by call as before.
+ */
+function chargesSqlite(inTransaction: Apply<ChargeInput, Settled>, direct: NonNullable<Database['sqliteDirect']>): Apply<ChargeInput, Settled> {
+  return async (db, inputs) => {
+    if (inputs.some((c) => c.reserve.keyBudget)) return inTransaction(db, inputs);
+    const totals = new Map<string, number>();
+    let now = 0;
+    for (const c of inputs) {
+      now = Math.max(now, c.reserve.now);
+      totals.set(c.reserve.userId, (totals.get(c.reserve.userId) ?? 0) + c.reserve.credits);
+    }
+    const events: Insertable<UsageEventsTable>[] = [];
+    const entries: Insertable<CreditLedgerTable>[] = [];
+    const out: Outcome<Settled>[] = new Array<Outcome<Settled>>(inputs.length);
+    for (let i = 0; i < inputs.length; i++) {
+      const { reserve, settlement: s } = inputs[i]!;
+      const { actual, refund, free, metered } = settlementSplit({ free_credits: reserve.credits, metered_credits: 0 }, s.credits);
+      if (refund > 0 || metered > 0) return inTransaction(db, inputs);
+      const usageEventId = newId('use');
+      events.push(usageEventRow({ user_id: reserve.userId }, s, usageEventId, { actual, free, metered }));
+      entries.push({
+        id: newId('cle'),
+        user_id: reserve.userId,
+        kind: 'debit',
+        amount: -free,
+        metered_credits: metered,
+        request_id: s.requestId,
+        usage_event_id: usageEventId,
+        description: `${s.source} ${s.model}`,
+        created_at: s.now,
+      });
+      out[i] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
+    }
+    const balances = await direct((q) => {
+      q.run('begin');
+      try {
+        const after = new Map<string, number>();
+        for (const [userId, total] of totals) {
+          const row = q.all(GUARDED_DEBIT.sqlite, [total, now, userId, total])[0];
+          const balance = row ? Number(row.balance) : Number.NaN;
+          const threshold = row?.low_balance_threshold == null ? null : Number(row.low_balance_threshold);
+          // Not covered, or its alert falls due: the group goes the general way.
+          if (!row || (threshold !== null && row.low_balance_alerted_at == null && balance < threshold)) {
+            q.run('rollback');
+            return null;
+          }
+          after.set(userId, balance);
+        }
+        q.run(insertText('sqlite', 'usage_events', USAGE_EVENT_COLUMNS, events.length), insertValues(USAGE_EVENT_COLUMNS, events));
+        q.run(insertText('sqlite', 'credit_ledger', LEDGER_DEBIT_COLUMNS, entries.length), insertValues(LEDGER_DEBIT_COLUMNS, entries));
+        q.run('commit');
+        return after;
+      } catch (err) {
+        if (q.inTransaction()) q.run('rollback');
+        throw err;
+      }
+    });
+    if (balances === null) return inTransaction(db, inputs);
+    for (let i = 0; i < inputs.length; i++) {
+      const o = out[i]!;
+      if (o.ok) o.value.balanceAfter = balances.get(inputs[i]!.reserve.userId) ?? null;
+    }
+    return out;
+  };
+}
+
 export interface ReleaseInput {
   hold: Pick<HoldRow, 'id' | 'user_id' | 'free_credits'>;
   now: number;
@@ -651,7 +726,7 @@ export interface LedgerGroups {
   release(input: ReleaseInput): Promise<boolean>;
 }
 
-export function createLedgerGroups(db: Db, dialect: Dialect, prepared?: Database['prepared']): LedgerGroups {
+export function createLedgerGroups(db: Db, dialect: Dialect, prepared?: Database['prepared'], sqliteDirect?: Database['sqliteDirect']): LedgerGroups {
   const holds = new CommitLane(
     db,
     inTransaction((trx, inputs: HoldInput[]) => applyHolds(trx, dialect, inputs)),
@@ -662,7 +737,14 @@ export function createLedgerGroups(db: Db, dialect: Dialect, prepared?: Database
   );
   const releases = new CommitLane(db, inTransaction(applyReleases));
   const chargeInTransaction = inTransaction((trx, inputs: ChargeInput[]) => applyCharges(trx, dialect, inputs));
-  const charges = new CommitLane(db, dialect === 'postgres' ? chargesPostgres(chargeInTransaction, prepared) : chargeInTransaction);
+  const charges = new CommitLane(
+    db,
+    dialect === 'postgres'
+      ? chargesPostgres(chargeInTransaction, prepared)
+      : sqliteDirect
+        ? chargesSqlite(chargeInTransaction, sqliteDirect)
+        : chargeInTransaction,
+  );
   return {
     charge: (input) => charges.submit(input),
     hold: (input) => holds.submit(input),

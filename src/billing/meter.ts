@@ -52,7 +52,7 @@ export const holdTtlMs = (config: Config): number => config.inference.timeoutMs 
  * transaction holding its rows committed.
  */
 export function createLedgerMeter(ctx: MeterCtx): Meter {
-  const groups = createLedgerGroups(ctx.database.db, ctx.database.dialect, ctx.database.prepared);
+  const groups = createLedgerGroups(ctx.database.db, ctx.database.dialect, ctx.database.prepared, ctx.database.sqliteDirect);
   return {
     async checkModelAccess(principal, model) {
       assertKeyAllowsModel(principal, model);

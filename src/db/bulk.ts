@@ -12,7 +12,7 @@ import type { DB } from './schema.ts';
 const texts = new Map<string, string>();
 const MAX_TEXTS = 512;
 
-function insertText(dialect: Dialect, table: string, columns: readonly string[], rows: number): string {
+export function insertText(dialect: Dialect, table: string, columns: readonly string[], rows: number): string {
   const key = `${dialect}\u0000${table}\u0000${columns.join(',')}\u0000${rows}`;
   let text = texts.get(key);
   if (text === undefined) {
@@ -23,6 +23,16 @@ function insertText(dialect: Dialect, table: string, columns: readonly string[],
     texts.set(key, text);
   }
   return text;
+}
+
+/** The bound values of `rows` for `insertText`, row after row in the order of `columns` (missing → NULL). */
+export function insertValues(columns: readonly string[], rows: readonly object[]): unknown[] {
+  const params: unknown[] = new Array(rows.length * columns.length);
+  let k = 0;
+  for (const row of rows) {
+    for (const c of columns) params[k++] = (row as Record<string, unknown>)[c] ?? null;
+  }
+  return params;
 }
 
 /**
@@ -37,10 +47,5 @@ export async function insertRows<T extends keyof DB & string>(
   rows: readonly Insertable<DB[T]>[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const params: unknown[] = new Array(rows.length * columns.length);
-  let k = 0;
-  for (const row of rows) {
-    for (const c of columns) params[k++] = (row as Record<string, unknown>)[c] ?? null;
-  }
-  await db.executeQuery(CompiledQuery.raw(insertText(dialect, table, columns, rows.length), params));
+  await db.executeQuery(CompiledQuery.raw(insertText(dialect, table, columns, rows.length), insertValues(columns, rows)));
 }

@@ -2,12 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
-import { openSqlite } from './sqlite-adapter.ts';
+import { openSqlite, type SqliteDirect } from './sqlite-adapter.ts';
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import type { Dialect } from './dialect.ts';
 
 export type { Dialect } from './dialect.ts';
+export type { SqliteDirect } from './sqlite-adapter.ts';
 
 export interface Database {
   db: Kysely<DB>;
@@ -20,6 +21,13 @@ export interface Database {
    * metering charge, ADR 0014); SQLite's statement cache does the same for every statement.
    */
   prepared?: (name: string, text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+  /**
+   * SQLite only: runs `fn` with synchronous statements on the connection while holding Kysely's
+   * connection (so no Kysely transaction is open on it, and none starts until `fn` returns). A
+   * transaction `fn` opens and closes runs in one turn of the event loop, without a promise per
+   * statement: for the metering charge (ADR 0022). `fn` must leave no transaction open.
+   */
+  sqliteDirect?: <T>(fn: (s: SqliteDirect) => T) => Promise<T>;
 }
 
 // int8 (bigint) columns hold epoch milliseconds and credit amounts, all far below 2^53.
@@ -37,10 +45,12 @@ export type DatabaseTarget =
 export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: number } = {}): Promise<Database> {
   let db: Kysely<DB>;
   let pool: pg.Pool | null = null;
+  let direct: SqliteDirect | null = null;
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
-    const { db: sqliteDb } = openSqlite(target.path);
-    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqliteDb }) });
+    const opened = openSqlite(target.path);
+    direct = opened.direct;
+    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: opened.db }) });
   } else {
     let options: string | undefined;
     if (target.schema) {
@@ -71,6 +81,19 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     },
     close: () => db.destroy(),
   };
+  const sqlite = direct;
+  if (sqlite) {
+    database.sqliteDirect = (fn) =>
+      db.connection().execute(async () => {
+        if (sqlite.inTransaction()) throw new Error('sqliteDirect: a transaction is open on the connection');
+        try {
+          return fn(sqlite);
+        } finally {
+          // fn's own error handling should have closed it; never hand the connection back inside a transaction.
+          if (sqlite.inTransaction()) sqlite.run('rollback');
+        }
+      });
+  }
   const named = pool;
   if (named) database.prepared = async (name, text, values) => (await named.query({ name, text, values })).rows;
   if (target.kind === 'postgres' && target.migrationUrl) {

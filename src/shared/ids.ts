@@ -21,6 +21,9 @@ function random16(): Uint8Array {
 /** uuid's own v7 state rule (monotonic within a millisecond: the sequence counts up), kept here because the pooled bytes go in as options. */
 const state = { msecs: Number.NEGATIVE_INFINITY, seq: 0 };
 
+/** uuid writes the 16 bytes here; their hex is the id without dashes (no dashed string to strip). */
+const OUT = Buffer.alloc(16);
+
 /** Prefixed, time-sortable identifiers (`usr_…`, `key_…`): UUIDv7 without dashes. */
 export function newId(prefix: string): string {
   const random = random16();
@@ -32,5 +35,6 @@ export function newId(prefix: string): string {
     state.seq = (state.seq + 1) | 0;
     if (state.seq === 0) state.msecs++;
   }
-  return `${prefix}_${uuidv7({ random, msecs: state.msecs, seq: state.seq }).replaceAll('-', '')}`;
+  uuidv7({ random, msecs: state.msecs, seq: state.seq }, OUT);
+  return `${prefix}_${OUT.toString('hex')}`;
 }

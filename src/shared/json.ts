@@ -36,6 +36,7 @@ export function jsonText(json: JsonChunks): string {
 
 /** The whole document in one piece to send in one write: a string, or bytes when a chunk is RawJson's. */
 export function jsonBody(json: JsonChunks): string | Buffer {
+  if (json.chunks.length === 1 && typeof json.chunks[0] === 'string') return json.chunks[0];
   if (json.chunks.every((c) => typeof c === 'string')) return (json.chunks as string[]).join('');
   return Buffer.concat(json.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c)));
 }

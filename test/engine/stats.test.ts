@@ -4,7 +4,8 @@ import { quantileRows, samplePaths, sdFromInterval } from '../../src/engine/stat
 import { qnorm } from '../../src/engine/stats/normal.ts';
 import { nelderMead } from '../../src/engine/stats/optim.ts';
 import { fillMissing } from '../../src/engine/stats/prepare.ts';
-import { acf, deseasonalise, detectSeasonLength, isSeasonal, seasonalFigure } from '../../src/engine/stats/season.ts';
+import { acf, deseasonalise, detectSeasonLength, detectSeasonLengths, isSeasonal, seasonalFigure } from '../../src/engine/stats/season.ts';
+import { augurs } from '../../src/engine/stats/wasm.ts';
 import { EngineError } from '../../src/engine/types.ts';
 
 const close = (a: number, b: number, tol = 1e-9): void => assert.ok(Math.abs(a - b) <= tol, `${a} != ${b}`);
@@ -56,6 +57,40 @@ describe('autocorrelation and seasonality', () => {
     const weekly = Array.from({ length: 140 }, (_, t) => 50 + [5, 9, 1, 0, 3, 12, 7][t % 7]! + 0.1 * t);
     assert.equal(detectSeasonLength(weekly), 7);
     assert.equal(detectSeasonLength([1, 2, 3]), 1);
+  });
+  it('short series: skipping the periodogram when it cannot add a period changes no answer', () => {
+    // The detector as it was before the skip: the periodogram's periods always join the candidates.
+    const reference = (y: number[]): number[] => {
+      const n = y.length;
+      if (n < 8) return [];
+      const diff = y.slice(1).map((v, i) => v - y[i]!);
+      const maxLag = Math.min(Math.floor((n - 1) / 2) - 1, 400);
+      if (maxLag < 2) return [];
+      const r = acf(diff, maxLag);
+      const candidates = new Set<number>();
+      for (let k = 2; k < maxLag; k++) if (r[k - 1]! > 0 && r[k - 1]! >= r[k - 2]! && r[k - 1]! >= r[k]!) candidates.add(k);
+      for (const p of augurs().seasons.seasonalities(Float64Array.from(y), null)) candidates.add(p);
+      const passing = [...candidates].filter((m) => m >= 2 && m <= maxLag && isSeasonal(diff, m));
+      const strength = (m: number): number => r[m - 1]!;
+      return passing.filter((m) => !passing.some((k) => k < m && m % k === 0 && strength(k) >= 0.8 * strength(m))).sort((a, b) => strength(b) - strength(a));
+    };
+    // Seeded: seasonal, trending, noisy and constant series of 8 to 40 points.
+    let s = 7;
+    const rand = (): number => {
+      s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return s / 2_147_483_648;
+    };
+    let seasonalFound = 0;
+    for (let c = 0; c < 600; c++) {
+      const n = 8 + (c % 33);
+      const period = 2 + (c % 7);
+      const amp = [0, 1, 5, 20][c % 4]!;
+      const y = Array.from({ length: n }, (_, t) => 50 + amp * Math.sin((2 * Math.PI * t) / period) + (c % 3) * t + 3 * rand());
+      const got = detectSeasonLengths(y);
+      assert.deepEqual(got, reference(y), `series ${c}: ${JSON.stringify(y)}`);
+      if (got.length > 0) seasonalFound++;
+    }
+    assert.ok(seasonalFound > 50, `the cases include seasonal ones (${seasonalFound})`);
   });
   it('builds the classical seasonal figure (R decompose) and reseasonalises', () => {
     // Pure multiplicative pattern around a flat level: the figure is the pattern over its mean.

@@ -108,6 +108,15 @@ export function detectSeasonLength(y: readonly number[]): number {
   return detectSeasonLengths(y)[0] ?? 1;
 }
 
+/** Up to this maximum lag, `periodogramCouldAdd` is cheaper than the periodogram (O(n · maxLag²), n ≤ 27). */
+const PERIODOGRAM_ALWAYS_ABOVE_LAG = 12;
+
+/** Whether a period the ACF did not propose could pass detectSeasonLengths' filter. */
+function periodogramCouldAdd(diff: readonly number[], maxLag: number, candidates: ReadonlySet<number>): boolean {
+  for (let m = 2; m <= maxLag; m++) if (!candidates.has(m) && isSeasonal(diff, m)) return true;
+  return false;
+}
+
 /** Every qualifying period, strongest first (MSTL uses several). */
 export function detectSeasonLengths(y: readonly number[]): number[] {
   const n = y.length;
@@ -121,10 +130,15 @@ export function detectSeasonLengths(y: readonly number[]): number[] {
     const here = r[k - 1]!;
     if (here > 0 && here >= r[k - 2]! && here >= r[k]!) candidates.add(k);
   }
-  try {
-    for (const p of augurs().seasons.seasonalities(Float64Array.from(y), null)) candidates.add(p);
-  } catch {
-    // The periodogram detector is a second opinion; the ACF candidates stand on their own.
+  // The periodogram can only add a period that passes the filter below: an integer in [2, maxLag]
+  // passing isSeasonal. On a short series, when no such period is missing from the candidates,
+  // its answer cannot change the result, and the call into WebAssembly is skipped (ADR 0022).
+  if (maxLag > PERIODOGRAM_ALWAYS_ABOVE_LAG || periodogramCouldAdd(diff, maxLag, candidates)) {
+    try {
+      for (const p of augurs().seasons.seasonalities(Float64Array.from(y), null)) candidates.add(p);
+    } catch {
+      // The periodogram detector is a second opinion; the ACF candidates stand on their own.
+    }
   }
   const passing = [...candidates].filter((m) => m >= 2 && m <= maxLag && isSeasonal(diff, m));
   const strength = (m: number): number => r[m - 1]!;
