@@ -607,7 +607,7 @@ function chargesPostgres(inTransaction: Apply<ChargeInput, Settled>, prepared: D
 }
 
 /**
- * Charges on SQLite, common case in one turn of the event loop (ADR 0022): with Kysely's
+ * Charges on SQLite, common case in one turn of the event loop (ADR 0023): with Kysely's
  * connection held (`Database.sqliteDirect`), BEGIN, per account one guarded debit of the group's
  * total (`GUARDED_DEBIT`, returning the balance and the alert fields), one multi-row insert each
  * for the usage events and the ledger entries, COMMIT: synchronous statements, no promise or

@@ -25,7 +25,7 @@ export interface Database {
    * SQLite only: runs `fn` with synchronous statements on the connection while holding Kysely's
    * connection (so no Kysely transaction is open on it, and none starts until `fn` returns). A
    * transaction `fn` opens and closes runs in one turn of the event loop, without a promise per
-   * statement: for the metering charge (ADR 0022). `fn` must leave no transaction open.
+   * statement: for the metering charge (ADR 0023). `fn` must leave no transaction open.
    */
   sqliteDirect?: <T>(fn: (s: SqliteDirect) => T) => Promise<T>;
 }

@@ -20,7 +20,7 @@ function toParam(v: unknown): Param {
 
 /**
  * Synchronous statements on the connection, for a hot path that runs a whole transaction in one
- * turn of the event loop (the metering charge, ADR 0022). Only for use while Kysely's connection
+ * turn of the event loop (the metering charge, ADR 0023). Only for use while Kysely's connection
  * is held (`Database.sqliteDirect`), so no Kysely transaction is open on it meanwhile.
  */
 export interface SqliteDirect {

@@ -102,7 +102,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // Time-ordered (UUIDv7, `req_` + 32 hex as before): usage events are indexed by (user_id,
     // request_id), and ids that grow with time land at the end of that index instead of on a
-    // random page of it, which made every metering commit write a page per call (ADR 0022).
+    // random page of it, which made every metering commit write a page per call (ADR 0023).
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newId('req');

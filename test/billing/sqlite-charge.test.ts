@@ -10,7 +10,7 @@ import { newId } from '../../src/shared/ids.ts';
 import { DB_KIND } from '../helpers/app.ts';
 
 /**
- * The SQLite charge lane's common case runs as one synchronous transaction (ADR 0022); everything
+ * The SQLite charge lane's common case runs as one synchronous transaction (ADR 0023); everything
  * else (balance short, an alert falling due) is rolled back and takes the Kysely group of ADR 0014.
  * Driven at the ledger-group level, so the number of synchronous transactions can be counted.
  */

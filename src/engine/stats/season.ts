@@ -132,7 +132,7 @@ export function detectSeasonLengths(y: readonly number[]): number[] {
   }
   // The periodogram can only add a period that passes the filter below: an integer in [2, maxLag]
   // passing isSeasonal. On a short series, when no such period is missing from the candidates,
-  // its answer cannot change the result, and the call into WebAssembly is skipped (ADR 0022).
+  // its answer cannot change the result, and the call into WebAssembly is skipped (ADR 0023).
   if (maxLag > PERIODOGRAM_ALWAYS_ABOVE_LAG || periodogramCouldAdd(diff, maxLag, candidates)) {
     try {
       for (const p of augurs().seasons.seasonalities(Float64Array.from(y), null)) candidates.add(p);
