@@ -121,13 +121,22 @@ export function createEngine(options: EngineOptions): Engine {
     }, idleRecycleMs);
     idleTimer.unref();
   }
+  /**
+   * Threads being ended. Until one has exited piscina still lists it and may hand it the next task,
+   * which then fails with "worker exited": a job waits for these before it is handed to the pool.
+   */
+  const recycling = new Set<Promise<void>>();
   /** Ends `thread` (piscina starts another when needed); resolves once it has exited. */
-  async function recycle(thread: Worker): Promise<void> {
+  function recycle(thread: Worker): Promise<void> {
     recycled++;
     heapAfterJob.delete(thread);
-    const exited = once(thread, 'exit').catch(() => undefined);
-    await thread.terminate().catch(() => undefined);
-    await exited;
+    const done = (async () => {
+      const exited = once(thread, 'exit').catch(() => undefined);
+      await thread.terminate().catch(() => undefined);
+      await exited;
+    })().finally(() => recycling.delete(done));
+    recycling.add(done);
+    return done;
   }
 
   function take(tenant: string | null): () => void {
@@ -307,6 +316,7 @@ export function createEngine(options: EngineOptions): Engine {
       }
       const queuedAt = Date.now();
       const release = await admit(tenant, opts?.signal);
+      while (recycling.size > 0) await Promise.all(recycling);
       // The worker reports its thread as it picks the task up: the running-time limit starts then,
       // and a timed-out job keeps its slot until that thread has really exited.
       const { port1, port2 } = new MessageChannel();
