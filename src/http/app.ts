@@ -19,11 +19,9 @@ import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblem } from '../shared/json.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parseJsonSliced } from '../shared/json-sliced.ts';
+import { ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
 /** Keys Fastify's safe parser refuses (secure-json-parse, protoAction/constructorAction 'error'): such bodies take that parser. */
-const PROTO_KEYS = /__proto__|constructor|\\u00/i;
-
 /**
  * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed, walked, validated and
  * prepared in separate turns of the event loop, each tens of milliseconds at most, never together.
@@ -121,13 +119,14 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    // A large body is parsed in slices between turns of the event loop (src/shared/json-sliced.ts).
-    // Anything it does not take (bad JSON, a key the safe parser checks) goes to the safe parser,
-    // which answers exactly as for a small body.
-    if (text.length >= LARGE_BODY_BYTES && !PROTO_KEYS.test(text)) {
-      parseJsonSliced(text).then(
+    // A large body is parsed in slices between turns of the event loop (src/shared/json-sliced.ts),
+    // refusing in slices too what the safe parser refuses (__proto__, constructor.prototype, however
+    // escaped), with its message. Bad JSON goes to the safe parser, which says where it is wrong.
+    if (text.length >= LARGE_BODY_BYTES) {
+      parseJsonSliced(text, { forbidPrototype: true }).then(
         (value) => done(null, value),
-        () => parseSafely(req, text, done),
+        // A forbidden key: the safe parser's own answer, from a text that holds only that (no blocking parse).
+        (err) => parseSafely(req, err instanceof ForbiddenPrototype ? '{"__proto__":1}' : text, done),
       );
       return;
     }
