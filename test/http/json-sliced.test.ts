@@ -76,14 +76,14 @@ test('with forbidPrototype, parseJsonSliced refuses what the safe parser (secure
     fc.oneof(fc.jsonValue(), fc.constantFrom({ prototype: 1 }, { prototype: { a: [1] } }, { a: { prototype: 2 } }, [{ prototype: 1 }])),
   );
   await fc.assert(
-    fc.asyncProperty(fc.jsonValue(), fc.array(member, { maxLength: 3 }), fc.boolean(), tiny, async (base, members, escape, opts) => {
+    fc.asyncProperty(fc.jsonValue(), fc.array(member, { maxLength: 3 }), fc.boolean(), tiny, async (base, members, escaped, opts) => {
       const root = { v: base };
       const objects = objectsIn(root);
       for (const [at, key, value] of members) {
         Object.defineProperty(objects[at % objects.length], key, { value, enumerable: true, writable: true, configurable: true });
       }
       let text = JSON.stringify(root);
-      if (escape) text = text.replaceAll('"__proto__":', '"\\u005f_proto__":').replaceAll('"constructor":', '"constr\\u0075ctor":');
+      if (escaped) text = text.replaceAll('"__proto__":', '"\\u005f_proto__":').replaceAll('"constructor":', '"constr\\u0075ctor":');
       let safe: unknown;
       try {
         safe = sjson.parse(text, SAFE);
