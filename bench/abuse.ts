@@ -12,6 +12,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { SEMI_SPACE_FLAG } from '../src/heap-flags.ts';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
 type ProbeReport = {
@@ -24,6 +25,7 @@ type ProbeReport = {
   arrayBuffers: number;
   maxGcMs: number;
   smaps: { brk: number; arenas: number; otherAnon: number; files: number } | null;
+  spaces: Record<string, number>;
   loopDelayMs: { p50: number; p99: number; max: number };
 };
 
@@ -33,7 +35,8 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report' | 'gc'): Promise<ProbeReport> }> {
   const port = await freePort();
   // ABUSE_NODE_ARGS: extra flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where its main thread goes.
-  const nodeArgs = process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // The server is started as `npm start` and the image start it: with the young generation capped (src/heap-flags.ts).
+  const nodeArgs = [SEMI_SPACE_FLAG, ...(process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
   const child = spawn(process.execPath, [...nodeArgs, '--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
     env: {
       ...process.env,
@@ -219,6 +222,7 @@ try {
       main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
       external_after_3s_mb: Math.round(afterwards.external / MB),
       smaps_after_3s_mb: afterwards.smaps,
+      main_spaces_after_3s_mb: afterwards.spaces,
       max_gc_pause_ms: round(during.maxGcMs),
       idle_gc_pause_ms: round(afterwards.maxGcMs),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
@@ -243,6 +247,7 @@ try {
     external_mb: Math.round(r.external / MB),
     array_buffers_mb: Math.round(r.arrayBuffers / MB),
     smaps_mb: r.smaps,
+    main_spaces_mb: r.spaces,
   });
   console.log('idle', JSON.stringify(where(idle)));
   console.log('settled', JSON.stringify(where(settled)));
