@@ -148,6 +148,54 @@ const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'ensemble: 3 candidates + blend × h 10000 × (1 + 3 + 46 samples) = 2,000,000 numbers',
+    path: '/v1/forecast/ensemble',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(20_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        top_n: 3,
+        parameters: { prediction_length: 10_000, num_samples: 46 },
+      }),
+  },
+  {
+    name: 'cross-validation: 3 models × 13 windows × h 10000 × (1 + 3) + actuals = 1,690,000 numbers',
+    path: '/v1/cross-validation',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(20_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        prediction_length: 10_000,
+        n_windows: 13,
+        step_size: 1000,
+      }),
+  },
+  {
+    name: 'detect-anomalies (zscore): 20 series × 100,000 points = 2,000,000 values',
+    path: '/v1/detect-anomalies',
+    body: () => JSON.stringify({ method: 'zscore', inputs: Array.from({ length: 20 }, () => ({ target: ramp(100_000) })) }),
+  },
+  {
+    name: 'impute (linear): 20 series × 100,000 points, every 3rd missing',
+    path: '/v1/impute',
+    body: () =>
+      JSON.stringify({ method: 'linear', inputs: Array.from({ length: 20 }, () => ({ target: ramp(100_000).map((x, i) => (i % 3 === 1 ? null : x)) })) }),
+  },
+  {
+    name: 'MCP forecast tool, largest answer: h 10000 × (1 + 3 + 16 samples) = 200,000 numbers',
+    path: '/mcp',
+    body: () =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'forecast',
+          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 10_000, num_samples: 16 } },
+        },
+      }),
+  },
+  {
     name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",
     path: '/v1/forecast',
     body: () =>
@@ -199,7 +247,11 @@ try {
     const t0 = performance.now();
     const results = await Promise.all(
       Array.from({ length: s.parallel ?? 1 }, async () => {
-        const r = await fetch(server.base + s.path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+        const r = await fetch(server.base + s.path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+          body,
+        });
         const buf = await r.arrayBuffer();
         return { status: r.status, bytes: buf.byteLength };
       }),
