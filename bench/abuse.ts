@@ -163,7 +163,7 @@ const SCENARIOS: Scenario[] = [
     path: '/v1/cross-validation',
     body: () =>
       JSON.stringify({
-        inputs: [{ target: ramp(20_000) }],
+        inputs: [{ target: ramp(25_000) }],
         models: ['naive', 'seasonal-naive', 'drift'],
         prediction_length: 10_000,
         n_windows: 13,
