@@ -29,6 +29,37 @@ export class RawJson {
   }
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * The steps × variates matrix `[[c0[t], c1[t], …], …]` for t in [from, to), as the JSON text
+ * JSON.stringify writes (NaN and other non-finite numbers as null), written in slices of about
+ * SLICE values with a turn of the event loop between them. For answers of millions of values
+ * (anomaly scores, imputed series), which as arrays were millions of one-row arrays on the heap and
+ * hundreds of milliseconds of one turn.
+ */
+export async function matrixJson(cols: readonly (readonly (number | boolean)[])[], from: number, to: number): Promise<RawJson> {
+  if (to <= from) return new RawJson(utf8.encode('[]'));
+  const width = Math.max(1, cols.length);
+  const rowsPerSlice = Math.max(1, Math.floor(SLICE / width));
+  const pieces: Uint8Array[] = [];
+  for (let at = from; at < to; at += rowsPerSlice) {
+    const end = Math.min(to, at + rowsPerSlice);
+    const rows = new Array<string>(end - at);
+    for (let t = at; t < end; t++) {
+      let row = '[';
+      for (let v = 0; v < cols.length; v++) {
+        const x = (cols[v] as readonly (number | boolean)[])[t];
+        row += `${v > 0 ? ',' : ''}${typeof x === 'boolean' ? x : x !== undefined && Number.isFinite(x) ? String(x) : 'null'}`;
+      }
+      rows[t - at] = `${row}]`;
+    }
+    pieces.push(utf8.encode(`${at === from ? '[' : ','}${rows.join(',')}${end === to ? ']' : ''}`));
+    if (end < to) await nextTurn();
+  }
+  return new RawJson(pieces);
+}
+
 /** The whole document as one string (e.g. to store it); joins the chunks. */
 export function jsonText(json: JsonChunks): string {
   return json.chunks.map((c) => (typeof c === 'string' ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength).toString('utf8'))).join('');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findJsonProblem, findJsonProblemSliced, MAX_JSON_MEMBERS, serialiseJson } from '../../src/shared/json.ts';
+import { findJsonProblem, findJsonProblemSliced, jsonText, MAX_JSON_MEMBERS, matrixJson, serialiseJson } from '../../src/shared/json.ts';
 
 test('serialiseJson writes what JSON.stringify writes, in several chunks for large values', async () => {
   const values: unknown[] = [
@@ -85,4 +85,26 @@ test('findJsonProblemSliced finds what findJsonProblem finds, in several turns o
     assert.ok(turns >= 10, `${turns} turns`);
   }
   assert.deepEqual(findJsonProblem(bad)?.path, ['inputs', 77_777, 'metadata', 'k']);
+});
+
+test('matrixJson writes the steps × variates matrix JSON.stringify writes (NaN, ±Infinity as null), in several turns for a large one', async () => {
+  const cols = [
+    [1, Number.NaN, -0, 1e21, 1 / 3, Number.POSITIVE_INFINITY],
+    [true, false, true, false, true, false],
+  ];
+  for (const [from, to] of [
+    [0, 6],
+    [2, 5],
+    [3, 3],
+  ] as const) {
+    const expected = JSON.stringify(Array.from({ length: to - from }, (_, k) => cols.map((c) => c[from + k])));
+    assert.equal(jsonText(await serialiseJson({ m: await matrixJson(cols, from, to) })), `{"m":${expected}}`);
+  }
+  const long = [Array.from({ length: 100_000 }, (_, t) => (t % 7 === 0 ? Number.NaN : t / 8))];
+  let turns = 0;
+  const tick = setInterval(() => turns++, 0);
+  const raw = await matrixJson(long, 0, long[0]!.length);
+  clearInterval(tick);
+  assert.ok(turns >= 3, `${turns} turns`);
+  assert.equal(jsonText(await serialiseJson(raw)), JSON.stringify(long[0]!.map((x) => [x])));
 });
