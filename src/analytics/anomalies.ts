@@ -133,10 +133,15 @@ interface AnomalyPlan {
 }
 
 /** Validates, sizes and prices a detection before anything runs. */
-export function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): AnomalyPlan {
+export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): Promise<AnomalyPlan> {
   checkShapes(req.inputs);
   const issues: FieldIssue[] = [];
-  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  // One input per turn of the event loop.
+  const columns: number[][][] = [];
+  for (const x of req.inputs) {
+    columns.push(toColumns(x.target ?? []));
+    await nextTurn();
+  }
   columns.forEach((cols, i) => {
     const observed = Math.min(...cols.map((s) => s.filter((v) => !Number.isNaN(v)).length));
     if (observed < ANOMALY_LIMITS.minPoints) {
@@ -288,7 +293,7 @@ export async function runDetectAnomalies<T = DetectAnomaliesResponse>(
   /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
   finish: (response: DetectAnomaliesResponse) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
-  const plan = planAnomalies(ctx, req);
+  const plan = await planAnomalies(ctx, req);
   if (plan.fit && !plan.fit.prepared.model.available) throw new AppError('upstream_unavailable', `Model '${req.model}' is not available`);
   return runMetered(
     ctx,

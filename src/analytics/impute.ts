@@ -112,9 +112,14 @@ interface ImputePlan {
 }
 
 /** Finds the gaps, decides which sides can be modelled, and prices the two batched fits before anything runs. */
-export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
+export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise<ImputePlan> {
   checkShapes(req.inputs);
-  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  // One input per turn of the event loop (1,000 inputs × 100,000 steps were one turn of seconds).
+  const columns: number[][][] = [];
+  for (const x of req.inputs) {
+    columns.push(toColumns(x.target ?? []));
+    await nextTurn();
+  }
   const issues: FieldIssue[] = [];
   columns.forEach((cols, i) => {
     if (cols.some((s) => observedCount(s) === 0) || (cols[0]?.length ?? 0) === 0) {
@@ -126,11 +131,12 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
   const gaps: Gap[] = [];
-  columns.forEach((cols, input) => {
+  for (const [input, cols] of columns.entries()) {
     cols.forEach((y, variate) => {
       for (const [start, end] of gapsOf(y)) gaps.push({ input, variate, start, end });
     });
-  });
+    await nextTurn();
+  }
   const values = columns.reduce((a, cols) => a + cols.length * (cols[0]?.length ?? 0), 0);
   checkOutputCap(ctx, 2 * values, `This imputation (${values} values and as many flags)`);
   const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + observedCount(s), 0), 0);
@@ -210,7 +216,11 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
   const bwd = means(plan.forward.length, plan.backward.length);
-  const filled = plan.columns.map((cols) => cols.map((y) => linearFill(y)));
+  const filled: number[][][] = [];
+  for (const cols of plan.columns) {
+    filled.push(cols.map((y) => linearFill(y)));
+    await nextTurn();
+  }
   if (req.method === 'model') {
     plan.gaps.forEach((g, k) => {
       const L = g.end - g.start;
@@ -263,7 +273,7 @@ export async function runImpute<T = ImputeResponse>(
   /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
   finish: (response: ImputeResponse) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
-  const plan = planImpute(ctx, req);
+  const plan = await planImpute(ctx, req);
   const models = plan.forward.length + plan.backward.length > 0 ? [req.model] : [];
   return runMetered(
     ctx,
