@@ -185,7 +185,7 @@ const SCENARIOS: Scenario[] = [
       }),
   },
   {
-    name: 'MCP forecast tool, largest answer: h 10000 × (1 + 3 + 16 samples) = 200,000 numbers',
+    name: 'MCP forecast tool, largest answer: h 1000 × (1 + 3 + 16 samples) = 20,000 numbers',
     path: '/mcp',
     body: () =>
       JSON.stringify({
@@ -194,7 +194,7 @@ const SCENARIOS: Scenario[] = [
         method: 'tools/call',
         params: {
           name: 'forecast',
-          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 10_000, num_samples: 16 } },
+          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 1000, num_samples: 16 } },
         },
       }),
   },
