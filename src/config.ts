@@ -206,7 +206,7 @@ export type Config = {
     idleCompactMs: number;
     /**
      * The main thread's heap must have grown this much since the last compaction for one to run;
-     * 0 (the default): the main thread is never compacted (the pause is 60–250 ms; the young
+     * 0 (the default): the main thread is never compacted (the pause is 58 ms to 1.5 s; the young
      * generation's cap, `--max-semi-space-size`, keeps its heap near its idle size instead).
      */
     idleCompactGrowthBytes: number;
