@@ -1703,15 +1703,15 @@ export interface components {
             start?: string | null;
             /** @description ISO 8601 time of each target step; frequency inferred. */
             timestamps?: string[] | null;
-            /** @description Name → values aligned with target. At most 100 names. */
+            /** @description Name → values aligned with target. */
             past_covariates?: {
                 [key: string]: (number | null)[];
             } | null;
-            /** @description Name → values for the forecast steps. At most 100 names. */
+            /** @description Name → values for the forecast steps. */
             future_covariates?: {
                 [key: string]: number[];
             } | null;
-            /** @description Name → one number for the series. At most 100 names. */
+            /** @description Name → one number for the series. */
             static_covariates?: {
                 [key: string]: number;
             } | null;

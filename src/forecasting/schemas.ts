@@ -112,13 +112,13 @@ export const ForecastInput = z
     timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),
     past_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(Value), isValue)), 128, LIMITS.maxCovariates, isValues)
       .nullish()
-      .describe(`Name → values aligned with target. At most ${LIMITS.maxCovariates} names.`),
+      .describe('Name → values aligned with target.'),
     future_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(z.number()), isNumber)), 128, LIMITS.maxCovariates, isNumbers)
       .nullish()
-      .describe(`Name → values for the forecast steps. At most ${LIMITS.maxCovariates} names.`),
+      .describe('Name → values for the forecast steps.'),
     static_covariates: fastRecord(z.record(z.string().max(128), z.number()), 128, LIMITS.maxCovariates, isNumber)
       .nullish()
-      .describe(`Name → one number for the series. At most ${LIMITS.maxCovariates} names.`),
+      .describe('Name → one number for the series.'),
     metadata: Metadata.nullish().describe(
       `Echoed back in the output (item_id, …). At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`,
     ),
