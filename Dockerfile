@@ -30,4 +30,5 @@ VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const p=process.env.ROLE==='inference'?'/v2/health/ready':'/healthz';fetch('http://127.0.0.1:'+(process.env.PORT||8000)+p).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "src/main.ts"]
+# --max-semi-space-size: the main thread's young generation capped (src/heap-flags.ts; docs/operations.md, "Memory").
+CMD ["node", "--max-semi-space-size=16", "src/main.ts"]

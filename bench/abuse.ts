@@ -12,6 +12,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { SEMI_SPACE_FLAG } from '../src/heap-flags.ts';
 import { apiKey, freePort, REPO_ROOT } from './lib/server.ts';
 
 type ProbeReport = {
@@ -24,6 +25,7 @@ type ProbeReport = {
   arrayBuffers: number;
   maxGcMs: number;
   smaps: { brk: number; arenas: number; otherAnon: number; files: number } | null;
+  spaces: Record<string, number>;
   loopDelayMs: { p50: number; p99: number; max: number };
 };
 
@@ -33,7 +35,8 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 async function startProbedServer(): Promise<{ base: string; child: ChildProcess; ask(op: 'reset' | 'report' | 'gc'): Promise<ProbeReport> }> {
   const port = await freePort();
   // ABUSE_NODE_ARGS: extra flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where its main thread goes.
-  const nodeArgs = process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // The server is started as `npm start` and the image start it: with the young generation capped (src/heap-flags.ts).
+  const nodeArgs = [SEMI_SPACE_FLAG, ...(process.env.ABUSE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
   const child = spawn(process.execPath, [...nodeArgs, '--import', join(REPO_ROOT, 'bench/lib/loop-probe.ts'), join(REPO_ROOT, 'src/main.ts')], {
     env: {
       ...process.env,
@@ -145,6 +148,57 @@ const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'ensemble: 3 candidates + blend × h 10000 × (1 + 3 + 46 samples) = 2,000,000 numbers',
+    path: '/v1/forecast/ensemble',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(20_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        top_n: 3,
+        parameters: { prediction_length: 10_000, num_samples: 46 },
+      }),
+  },
+  {
+    name: 'cross-validation: 3 models × 13 windows × h 10000 × (1 + 3) + actuals = 1,690,000 numbers',
+    path: '/v1/cross-validation',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(25_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        prediction_length: 10_000,
+        n_windows: 13,
+        step_size: 1000,
+      }),
+  },
+  {
+    name: 'detect-anomalies (zscore), largest accepted: 3 series × 100,000 points (× 6 numbers each = 1,800,000)',
+    path: '/v1/detect-anomalies',
+    body: () => JSON.stringify({ method: 'zscore', inputs: Array.from({ length: 3 }, () => ({ target: Array.from({ length: 100_000 }, (_, i) => i % 97) })) }),
+  },
+  {
+    name: 'impute (linear), largest accepted: 10 series × 100,000 points (values + flags = 2,000,000), every 3rd missing',
+    path: '/v1/impute',
+    body: () =>
+      JSON.stringify({
+        method: 'linear',
+        inputs: Array.from({ length: 10 }, () => ({ target: Array.from({ length: 100_000 }, (_, i) => (i % 3 === 1 ? null : i % 97)) })),
+      }),
+  },
+  {
+    name: 'MCP forecast tool, largest answer: h 1000 × (1 + 3 + 16 samples) = 20,000 numbers',
+    path: '/mcp',
+    body: () =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'forecast',
+          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 1000, num_samples: 16 } },
+        },
+      }),
+  },
+  {
     name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",
     path: '/v1/forecast',
     body: () =>
@@ -196,7 +250,11 @@ try {
     const t0 = performance.now();
     const results = await Promise.all(
       Array.from({ length: s.parallel ?? 1 }, async () => {
-        const r = await fetch(server.base + s.path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+        const r = await fetch(server.base + s.path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+          body,
+        });
         const buf = await r.arrayBuffer();
         return { status: r.status, bytes: buf.byteLength };
       }),
@@ -219,6 +277,7 @@ try {
       main_heap_used_after_3s_mb: Math.round(afterwards.mainHeapUsed / MB),
       external_after_3s_mb: Math.round(afterwards.external / MB),
       smaps_after_3s_mb: afterwards.smaps,
+      main_spaces_after_3s_mb: afterwards.spaces,
       max_gc_pause_ms: round(during.maxGcMs),
       idle_gc_pause_ms: round(afterwards.maxGcMs),
       loop_delay_p99_ms: round(during.loopDelayMs.p99),
@@ -243,6 +302,7 @@ try {
     external_mb: Math.round(r.external / MB),
     array_buffers_mb: Math.round(r.arrayBuffers / MB),
     smaps_mb: r.smaps,
+    main_spaces_mb: r.spaces,
   });
   console.log('idle', JSON.stringify(where(idle)));
   console.log('settled', JSON.stringify(where(settled)));

@@ -13,7 +13,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { executeAnomalies, planAnomalies, residualScores, robustSigma } from '../src/analytics/anomalies.ts';
-import { DetectAnomaliesRequest } from '../src/analytics/anomaly-schemas.ts';
+import { DetectAnomaliesRequest, type DetectAnomaliesResponse } from '../src/analytics/anomaly-schemas.ts';
+import { jsonText, serialiseJson } from '../src/shared/json.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { mulberry32 } from '../src/engine/stats/prng.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
@@ -86,13 +87,14 @@ const fits = new Map<string, number[][]>();
 
 async function flagsOf(req: ReturnType<typeof DetectAnomaliesRequest.parse>, group: Case[]): Promise<number[][]> {
   if (req.method === 'zscore') {
-    const res = await executeAnomalies(ctx, req, planAnomalies(ctx, req));
+    // The answer as a client reads it (its matrices are written as JSON text).
+    const res = JSON.parse(jsonText(await serialiseJson(await executeAnomalies(ctx, req, await planAnomalies(ctx, req))))) as DetectAnomaliesResponse;
     return res.outputs.map((o) => o.anomaly.flatMap((row, t) => (row[0] ? [t] : [])));
   }
   const key = `${req.model} ${req.frequency}`;
   let fitted = fits.get(key);
   if (!fitted) {
-    const plan = planAnomalies(ctx, req);
+    const plan = await planAnomalies(ctx, req);
     const fc = await executePrepared(ctx, plan.fit!.prepared);
     fitted = fc.outputs.map((o) => (o.fitted_values ?? []).map((row) => row[0] ?? Number.NaN));
     fits.set(key, fitted);

@@ -15,7 +15,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { executeImpute, gapsOf, linearFill, planImpute } from '../src/analytics/impute.ts';
-import { ImputeRequest } from '../src/analytics/impute-schemas.ts';
+import { ImputeRequest, type ImputeResponse } from '../src/analytics/impute-schemas.ts';
+import { jsonText, serialiseJson } from '../src/shared/json.ts';
 import { limited } from '../src/analytics/metered.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { mulberry32 } from '../src/engine/stats/prng.ts';
@@ -98,7 +99,9 @@ for (const set of sets) {
       const outputs = await limited(
         holed.map((target) => async () => {
           const req = ImputeRequest.parse({ inputs: [{ target }], model, frequency: set.frequency });
-          return (await executeImpute(ctx, req, planImpute(ctx, req))).outputs[0]!;
+          // The answer as a client reads it (its matrices are written as JSON text).
+          const res = JSON.parse(jsonText(await serialiseJson(await executeImpute(ctx, req, await planImpute(ctx, req))))) as ImputeResponse;
+          return res.outputs[0]!;
         }),
         2,
       );

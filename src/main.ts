@@ -4,8 +4,11 @@ import { buildInferenceNode } from './inference-node/app.ts';
 import { buildApp } from './app.ts';
 import { paymentsWarning } from './billing/providers/index.ts';
 import { logStreamFor } from './http/log-format.ts';
+import { capYoungGeneration } from './heap-flags.ts';
 
 async function main(): Promise<void> {
+  // Before any worker thread starts (src/heap-flags.ts).
+  capYoungGeneration();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /**
  * Where the resident memory sits, from /proc/self/smaps (Linux): the main malloc arena ([heap]),
@@ -79,6 +80,8 @@ if (process.send) {
       external: mem.external,
       arrayBuffers: mem.arrayBuffers,
       smaps: rssBreakdown(),
+      // The main heap's spaces: committed MB (young generation, old space, large objects, code…).
+      spaces: Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name.replace(/_space$/, ''), Math.round(x.space_size / 1048576)])),
       peakRss: Math.max(peakRss, rss),
       maxGcMs,
       loopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },

@@ -1,9 +1,10 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
 import { mase, smape, weightedQuantileLoss } from '../ensemble/metrics.ts';
 import { DEFAULT_QUANTILES } from '../forecasting/prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
-import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
+import { executePrepared, jobOf, matrixNumbers, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import { checkOutputCap, limited, runMetered, totalOf } from './metered.ts';
 import { ANALYTICS_LIMITS, type CrossValidationRequestT, type CrossValidationResponse } from './schemas.ts';
@@ -153,12 +154,14 @@ function scoreWindow(
   columns.forEach((cols, i) => {
     const out = fc.outputs[i];
     if (!out) return;
+    // Read once per input (the worker may have written them as text).
+    const mean = matrixNumbers(out.mean);
+    const qs = (out.quantile_predictions ?? []).map((q) => ({ level: q.level, values: matrixNumbers(q.values) }));
     cols.forEach((series, v) => {
       const cut = cutoffs[i]!;
       const train = series.slice(0, cut);
       const actual = series.slice(cut, cut + h);
-      const point = out.mean.map((row) => row[v]!);
-      const qs = out.quantile_predictions ?? [];
+      const point = mean.map((row) => row[v]!);
       for (const t of into) {
         t.smape.push(smape(actual, point));
         t.mase.push(mase(actual, point, train, season));
@@ -191,19 +194,24 @@ export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidat
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
   const season = plan.runs[0]?.[0]?.prepared.frequency?.seasonLength ?? 1;
   const pairs = intervals(plan.levels);
-  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant)));
+  // The worker writes each window's forecast as text (sent as it is); scoring reads it back one window at a time.
+  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant, jobOf(p.prepared, true))));
   const done = await limited(tasks, CONCURRENCY);
-  const results = plan.runs.map((windows, m) => {
+  const results: CrossValidationResponse['results'] = [];
+  for (const [m, windows] of plan.runs.entries()) {
     const overall = tally(pairs.length);
-    const perWindow = windows.map((_run, k) => {
+    const perWindow: CrossValidationResponse['results'][number]['windows'] = [];
+    for (const k of windows.keys()) {
       const fc = done[m * plan.windows + k]!;
       const t = tally(pairs.length);
       scoreWindow(fc, columns, plan.cutoffs[k]!, h, season, pairs, [t, overall]);
-      return { window: k, metrics: finish(t, pairs), forecast: fc };
-    });
+      perWindow.push({ window: k, metrics: finish(t, pairs), forecast: fc });
+      // A window of 10,000 steps is a few ms to read and score: one per turn of the event loop.
+      await nextTurn();
+    }
     const model = windows[0]!.prepared.model.id;
-    return { model, rank: 0, metrics: finish(overall, pairs), windows: perWindow, credits: windows.reduce((a, p) => a + p.credits, 0) };
-  });
+    results.push({ model, rank: 0, metrics: finish(overall, pairs), windows: perWindow, credits: windows.reduce((a, p) => a + p.credits, 0) });
+  }
   const key = (x: (typeof results)[number]) => x.metrics.smape ?? Number.POSITIVE_INFINITY;
   results.sort((a, b) => key(a) - key(b) || a.model.localeCompare(b.model));
   results.forEach((r, k) => {

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
@@ -5,6 +6,7 @@ import { parseFrequency, unknownFrequencyIssue } from '../forecasting/frequency.
 import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
+import { matrixJson } from '../shared/json.ts';
 import { checkShapes, toColumns } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
 import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
@@ -110,9 +112,14 @@ interface ImputePlan {
 }
 
 /** Finds the gaps, decides which sides can be modelled, and prices the two batched fits before anything runs. */
-export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
+export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise<ImputePlan> {
   checkShapes(req.inputs);
-  const columns = req.inputs.map((x) => toColumns(x.target ?? []));
+  // One input per turn of the event loop (1,000 inputs × 100,000 steps were one turn of seconds).
+  const columns: number[][][] = [];
+  for (const x of req.inputs) {
+    columns.push(toColumns(x.target ?? []));
+    await nextTurn();
+  }
   const issues: FieldIssue[] = [];
   columns.forEach((cols, i) => {
     if (cols.some((s) => observedCount(s) === 0) || (cols[0]?.length ?? 0) === 0) {
@@ -124,11 +131,12 @@ export function planImpute(ctx: ForecastCtx, req: ImputeRequestT): ImputePlan {
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
   const gaps: Gap[] = [];
-  columns.forEach((cols, input) => {
+  for (const [input, cols] of columns.entries()) {
     cols.forEach((y, variate) => {
       for (const [start, end] of gapsOf(y)) gaps.push({ input, variate, start, end });
     });
-  });
+    await nextTurn();
+  }
   const values = columns.reduce((a, cols) => a + cols.length * (cols[0]?.length ?? 0), 0);
   checkOutputCap(ctx, 2 * values, `This imputation (${values} values and as many flags)`);
   const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + observedCount(s), 0), 0);
@@ -208,7 +216,11 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
   const bwd = means(plan.forward.length, plan.backward.length);
-  const filled = plan.columns.map((cols) => cols.map((y) => linearFill(y)));
+  const filled: number[][][] = [];
+  for (const cols of plan.columns) {
+    filled.push(cols.map((y) => linearFill(y)));
+    await nextTurn();
+  }
   if (req.method === 'model') {
     plan.gaps.forEach((g, k) => {
       const L = g.end - g.start;
@@ -222,18 +234,23 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
       for (let j = 0; j < L; j++) y[g.start + j] = values[j]!;
     });
   }
-  const outputs: ImputeResponse['outputs'] = plan.columns.map((cols, i) => {
+  // Written as JSON text in slices (matrixJson): 100,000 steps × 10 series were 2 million small arrays in one turn.
+  const outputs: ImputeResponse['outputs'] = [];
+  for (const [i, cols] of plan.columns.entries()) {
     const n = cols[0]?.length ?? 0;
-    const flags = Array.from({ length: n }, (_, t) => cols.map((y) => Number.isNaN(y[t]!)));
+    const missing = cols.map((y) => y.map((x) => Number.isNaN(x)));
+    let count = 0;
+    for (const m of missing) for (const x of m) if (x) count++;
     const input = req.inputs[i]!;
     const itemId = input.metadata && 'item_id' in input.metadata ? input.metadata.item_id : (input.item_id ?? undefined);
-    return {
-      target: Array.from({ length: n }, (_, t) => filled[i]!.map((y) => y[t]!)),
-      filled: flags,
-      filled_count: flags.reduce((a, row) => a + row.filter(Boolean).length, 0),
+    outputs.push({
+      target: (await matrixJson(filled[i]!, 0, n)) as unknown as number[][],
+      filled: (await matrixJson(missing, 0, n)) as unknown as boolean[][],
+      filled_count: count,
       metadata: itemId !== undefined && itemId !== null ? { item_id: itemId } : null,
-    };
-  });
+    });
+    await nextTurn();
+  }
   return {
     id: `imp_${randomUUID().replaceAll('-', '')}`,
     object: 'imputation',
@@ -256,7 +273,7 @@ export async function runImpute<T = ImputeResponse>(
   /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
   finish: (response: ImputeResponse) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
-  const plan = planImpute(ctx, req);
+  const plan = await planImpute(ctx, req);
   const models = plan.forward.length + plan.backward.length > 0 ? [req.model] : [];
   return runMetered(
     ctx,

@@ -4,7 +4,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
-import { executePrepared, planForecast } from '../forecasting/service.ts';
+import { executePrepared, executeWritten, planForecast } from '../forecasting/service.ts';
 import { parseFrequency } from '../forecasting/frequency.ts';
 import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
 import type { Usage } from '../forecasting/metering.ts';
@@ -343,7 +343,8 @@ export async function executeEnsemble(
       .map(async (c): Promise<Evaluated | null> => {
         try {
           const [final, ...bts] = await Promise.all([
-            run(() => executePrepared(ctx, c.final, undefined, tenant)),
+            // The final forecast's samples stay as the worker wrote them (only picked by the blend).
+            run(() => executeWritten(ctx, c.final, tenant)),
             ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
           ]);
           ran.set(c.model, { final: final as ForecastResponse, backtests: bts });

@@ -12,6 +12,8 @@ export const LIMITS = {
   maxNumSamples: 1000,
   maxQuantileLevels: 99,
   maxBatch: 64,
+  /** Names in each covariate record (past_covariates, future_covariates, static_covariates) of an input. */
+  maxCovariates: 100,
 } as const;
 
 const Value = z.number().nullable();
@@ -40,15 +42,23 @@ function fastArray<S extends z.ZodArray>(schema: S, ok: (x: unknown) => boolean)
 }
 
 /**
- * A record of many names (covariates) checked in one loop, as fastArray checks an array: zod's
- * per-key machinery took a second over 400,000 covariate names. A plain object whose names are at
- * most `maxKey` characters and whose values all pass `ok` is accepted as it is (zod would copy it
- * unchanged; an own `__proto__` key, which zod drops, takes zod's path); anything else goes
- * through the schema's own parse, so a bad value gets exactly zod's issues.
+ * A record of names (covariates) checked in one loop, as fastArray checks an array: zod's per-key
+ * machinery took a second over 400,000 covariate names. More than `maxKeys` names is refused at
+ * once with zod's `too_big` issue at the record (counting stops at maxKeys + 1, so a body of
+ * 400,000 names costs no more than one of 101). A plain object whose names are at most `maxKey`
+ * characters and whose values all pass `ok` is accepted as it is (zod would copy it unchanged; an
+ * own `__proto__` key, which zod drops, takes zod's path); anything else goes through the schema's
+ * own parse, so a bad value gets exactly zod's issues.
  */
-function fastRecord<S extends z.ZodRecord>(schema: S, maxKey: number, ok: (x: unknown) => boolean): S {
+function fastRecord<S extends z.ZodRecord>(schema: S, maxKey: number, maxKeys: number, ok: (x: unknown) => boolean): S {
   const internals = schema._zod;
   const parse = internals.parse;
+  const tooMany = (v: unknown): boolean => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    let n = 0;
+    for (const _ in v) if (++n > maxKeys) return true;
+    return false;
+  };
   const plain = (v: unknown): boolean => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
     const proto = Object.getPrototypeOf(v);
@@ -56,7 +66,21 @@ function fastRecord<S extends z.ZodRecord>(schema: S, maxKey: number, ok: (x: un
     for (const key in v) if (key.length > maxKey || !ok((v as Record<string, unknown>)[key])) return false;
     return true;
   };
-  internals.parse = (payload, ctx) => (plain(payload.value) ? payload : parse(payload, ctx));
+  internals.parse = (payload, ctx) => {
+    if (tooMany(payload.value)) {
+      payload.issues.push({
+        code: 'too_big',
+        origin: 'object',
+        maximum: maxKeys,
+        inclusive: true,
+        input: payload.value,
+        inst: schema,
+        message: `At most ${maxKeys} names are accepted`,
+      } as z.core.$ZodRawIssue);
+      return payload;
+    }
+    return plain(payload.value) ? payload : parse(payload, ctx);
+  };
   if (internals.run === parse) internals.run = internals.parse;
   return schema;
 }
@@ -86,13 +110,13 @@ export const ForecastInput = z
     ).optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
     timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),
-    past_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(Value), isValue)), 128, isValues)
+    past_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(Value), isValue)), 128, LIMITS.maxCovariates, isValues)
       .nullish()
       .describe('Name → values aligned with target.'),
-    future_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(z.number()), isNumber)), 128, isNumbers)
+    future_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(z.number()), isNumber)), 128, LIMITS.maxCovariates, isNumbers)
       .nullish()
       .describe('Name → values for the forecast steps.'),
-    static_covariates: fastRecord(z.record(z.string().max(128), z.number()), 128, isNumber)
+    static_covariates: fastRecord(z.record(z.string().max(128), z.number()), 128, LIMITS.maxCovariates, isNumber)
       .nullish()
       .describe('Name → one number for the series.'),
     metadata: Metadata.nullish().describe(

@@ -141,6 +141,46 @@ function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sorted
   });
 }
 
+/** A matrix as numbers: parsed back when the worker wrote it as text (RawJson), else as it is. */
+export function matrixNumbers(m: number[][]): number[][] {
+  const raw = m as unknown;
+  if (!(raw instanceof RawJson)) return m;
+  return JSON.parse(raw.parts.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')).join('')) as number[][];
+}
+
+/**
+ * The sample paths of an answer the worker wrote as text, one RawJson per path (the worker writes
+ * them one piece per path: `[p0`, `,p1`, …, `,pn]`), so that a caller can pick paths without
+ * reading their numbers. Arrays are returned as they are.
+ */
+export function samplePaths(samples: number[][][] | null): number[][][] | null {
+  const raw = samples as unknown;
+  if (!(raw instanceof RawJson)) return samples;
+  const n = raw.parts.length;
+  return raw.parts.map((b, s) => new RawJson(b.subarray(1, s === n - 1 ? b.byteLength - 1 : b.byteLength)) as unknown as number[][]);
+}
+
+/**
+ * Runs a prepared forecast letting the worker write its numbers (jobOf's `encode`), for callers
+ * that need only some of them as numbers (the ensemble's final forecasts: means and quantiles are
+ * blended, sample paths only picked): mean and quantiles come back as numbers, samples one
+ * RawJson per path. The millions of numbers of samples are never shaped into arrays here.
+ */
+export async function executeWritten(ctx: ForecastCtx, prepared: PreparedForecast, tenant?: string): Promise<ForecastResponse> {
+  const r = await executePrepared(ctx, prepared, undefined, tenant, jobOf(prepared, true));
+  const outputs: ForecastResponse['outputs'] = [];
+  for (const o of r.outputs) {
+    outputs.push({
+      ...o,
+      mean: matrixNumbers(o.mean),
+      quantile_predictions: o.quantile_predictions?.map((q) => ({ level: q.level, values: matrixNumbers(q.values) })) ?? o.quantile_predictions,
+      samples: samplePaths(o.samples ?? null),
+    });
+    await nextTurn();
+  }
+  return { ...r, outputs };
+}
+
 function outputMetadata(inp: PreparedForecast['inputs'][number], info: unknown[]): Record<string, unknown> | null {
   const metadata: Record<string, unknown> = {};
   if (inp.itemId !== undefined && inp.itemId !== null) metadata.item_id = inp.itemId;

@@ -17,18 +17,16 @@ import { openApiTransforms } from './openapi.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
-import { findJsonProblem } from '../shared/json.ts';
+import { findJsonProblemSliced } from '../shared/json.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parseJsonSliced } from '../shared/json-sliced.ts';
-
-/** Keys Fastify's safe parser refuses (secure-json-parse, protoAction/constructorAction 'error'): such bodies take that parser. */
-const PROTO_KEYS = /__proto__|constructor|\\u00/i;
+import { ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
 /**
- * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed, walked, validated and
- * prepared in separate turns of the event loop, each tens of milliseconds at most, never together.
+ * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed in slices, then walked,
+ * validated and prepared in separate turns of the event loop, never together. (A 512 KiB body of
+ * 85,000 small objects was 30–140 ms of one JSON.parse; at 64 KiB it is a few ms.)
  */
-const LARGE_BODY_BYTES = 512 * 1024;
+const LARGE_BODY_BYTES = 64 * 1024;
 export const isLargeBody = (req: FastifyRequest): boolean => Number(req.headers['content-length'] ?? 0) >= LARGE_BODY_BYTES;
 
 declare module 'fastify' {
@@ -124,13 +122,14 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    // A large body is parsed in slices between turns of the event loop (src/shared/json-sliced.ts).
-    // Anything it does not take (bad JSON, a key the safe parser checks) goes to the safe parser,
-    // which answers exactly as for a small body.
-    if (text.length >= LARGE_BODY_BYTES && !PROTO_KEYS.test(text)) {
-      parseJsonSliced(text).then(
+    // A large body is parsed in slices between turns of the event loop (src/shared/json-sliced.ts),
+    // refusing in slices too what the safe parser refuses (__proto__, constructor.prototype, however
+    // escaped), with its message. Bad JSON goes to the safe parser, which says where it is wrong.
+    if (text.length >= LARGE_BODY_BYTES) {
+      parseJsonSliced(text, { forbidPrototype: true }).then(
         (value) => done(null, value),
-        () => parseSafely(req, text, done),
+        // A forbidden key: the safe parser's own answer, from a text that holds only that (no blocking parse).
+        (err) => parseSafely(req, err instanceof ForbiddenPrototype ? '{"__proto__":1}' : text, done),
       );
       return;
     }
@@ -156,7 +155,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
 
   // Memory goes back after large requests: once none is in flight for a while (idle-compaction.ts).
   const compactor = createIdleCompactor({
-    idleMs: config.memory.idleCompactMs,
+    // Off unless MEMORY_IDLE_COMPACT_MB is set: the collection pauses the thread (ADR 0010, "Memory, second pass").
+    idleMs: config.memory.idleCompactGrowthBytes > 0 ? config.memory.idleCompactMs : 0,
     growthBytes: config.memory.idleCompactGrowthBytes,
     onCompact: (pauseMs, freedBytes) => app.log.debug({ pauseMs: Math.round(pauseMs), freedMb: Math.round(freedBytes / 1048576) }, 'idle heap compaction'),
   });
@@ -233,7 +233,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   registerMetricsHook(app, deps);
   // Every string a request carries (body of any content type, query, path) is checked once, here,
   // for what neither database can store (NUL, lone surrogates), and every body for nesting deeper
-  // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next).
+  // than MAX_JSON_DEPTH (a stack overflow waiting to happen in whatever walks it next) or an object
+  // of more than MAX_JSON_MEMBERS members. The walk yields every few ms (findJsonProblemSliced).
   app.addHook('preValidation', async (req, reply) => {
     // A large body was parsed in this turn of the event loop: let other requests run before it is walked.
     if (isLargeBody(req)) await nextTurn();
@@ -243,14 +244,16 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       ['body', req.body],
     ] as const;
     for (const [root, value] of parts) {
-      const problem = findJsonProblem(value);
+      const problem = await findJsonProblemSliced(value);
       if (!problem) continue;
       if (req.url.startsWith('/oauth/')) {
         // The authorization server's routes answer in their own shape (RFC 6749 JSON, or the
         // authorize page's HTML): thrown to their error handlers, which make it invalid_request.
-        throw new ValidationFailure([{ path: [root, ...problem.path], msg: problem.msg, type: problem.type }]);
+        throw new ValidationFailure([{ path: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }]);
       }
-      return reply.code(422).send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type }] });
+      return reply
+        .code(422)
+        .send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }] });
     }
   });
   registerAuthHook(app, deps);

@@ -8,9 +8,10 @@ import { runInNewContext } from 'node:vm';
  * `idleMs`, and the committed heap plus external memory (ArrayBuffers: request bodies, the encoded
  * answers a worker hands over, freed only when the objects holding them are collected) has grown at
  * least `growthBytes` since the last compaction (or the start), this runs one memory-reducing full collection (V8's "last resort" flavour: it also
- * shrinks the young generation and unmaps the freed pages). It pauses the thread (tens of ms;
+ * shrinks the young generation and unmaps the freed pages). It pauses the thread (58 ms to 1.5 s
  * measured in bench/results/abuse.md), which is why it only runs when nothing is in flight; a
- * request arriving during that pause waits for it.
+ * request arriving during that pause waits for it. Off unless MEMORY_IDLE_COMPACT_MB is set (ADR
+ * 0010, third pass): the service caps the young generation instead (src/heap-flags.ts).
  */
 export interface IdleCompactor {
   /** A request began (the compaction waits until every begun request has ended). */

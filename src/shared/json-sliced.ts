@@ -17,9 +17,51 @@ export interface SlicedOptions {
   batch?: number;
   /** Longest stretch of parsing between two turns of the event loop (default 4 ms). */
   budgetMs?: number;
+  /**
+   * Refuse what Fastify's safe parser refuses (secure-json-parse, `protoAction` and
+   * `constructorAction` 'error'): an own `__proto__` key anywhere, or a `constructor` member that is
+   * an object with an own `prototype` — however the key is written (`\u005f_proto__` too). Thrown as
+   * ForbiddenPrototype, with that parser's message, in slices like the rest (default false).
+   */
+  forbidPrototype?: boolean;
 }
 
 class Unexpected extends Error {}
+
+/** A key the safe parser refuses (see SlicedOptions.forbidPrototype); the message is secure-json-parse's. */
+export class ForbiddenPrototype extends SyntaxError {
+  constructor() {
+    super('Object contains forbidden prototype property');
+  }
+}
+
+// secure-json-parse's own tests of a text: a key that may decode to __proto__ or constructor.
+const SUSPECT_PROTO =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
+const SUSPECT_CONSTRUCTOR =
+  /"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
+
+/** A member the safe parser refuses: key `__proto__`, or `constructor` holding an object with an own `prototype`. */
+const forbidden = (key: string, value: unknown): boolean =>
+  key === '__proto__' || (key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype'));
+
+/** secure-json-parse's scan of a parsed value (only run on a piece whose text is suspect, so bounded by the piece). */
+function scan(root: unknown): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const x of node) if (x !== null && typeof x === 'object') stack.push(x);
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      const x = (node as Record<string, unknown>)[key];
+      if (forbidden(key, x)) throw new ForbiddenPrototype();
+      if (x !== null && typeof x === 'object') stack.push(x);
+    }
+  }
+}
 
 /** Large containers opened inside each other at most (a forecast body needs 4: body, inputs, input, target). */
 const MAX_DEPTH = 16;
@@ -33,6 +75,13 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
   const small = options.small ?? 16_384;
   const batch = options.batch ?? 65_536;
   const budgetMs = options.budgetMs ?? 4;
+  const check = options.forbidPrototype === true;
+  /** JSON.parse of a small piece, scanned as the safe parser would when its text holds a suspect key. */
+  const native = (piece: string): unknown => {
+    const v = JSON.parse(piece);
+    if (check && v !== null && typeof v === 'object' && (SUSPECT_PROTO.test(piece) || SUSPECT_CONSTRUCTOR.test(piece))) scan(v);
+    return v;
+  };
   const n = text.length;
   let i = 0;
   let sliceStart = performance.now();
@@ -95,6 +144,7 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
       root = value;
       done = true;
     } else if (top.kind === 'array') (top.value as unknown[]).push(value);
+    else if (check && forbidden(key as string, value)) throw new ForbiddenPrototype();
     else if (key === '__proto__') Object.defineProperty(top.value, key, { value, writable: true, enumerable: true, configurable: true });
     else (top.value as Record<string, unknown>)[key as string] = value;
   };
@@ -113,12 +163,12 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
         i++;
         return;
       }
-      place(JSON.parse(text.slice(i, end)), key);
+      place(native(text.slice(i, end)), key);
       i = end;
       return;
     }
     const end = valueEnd(i, n);
-    place(JSON.parse(text.slice(i, end)), key);
+    place(native(text.slice(i, end)), key);
     i = end;
   };
   /** After an item of the frame on top: a comma (another item follows) or its closing bracket. */
@@ -188,7 +238,7 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
         }
       }
       if (to > from) {
-        const items = JSON.parse(`[${text.slice(from, to)}]`) as unknown[];
+        const items = native(`[${text.slice(from, to)}]`) as unknown[];
         const arr = top.value as unknown[];
         for (const x of items) arr.push(x);
       }
@@ -200,6 +250,8 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
     if (text.charCodeAt(i) !== 0x22) throw new Unexpected('key expected');
     const keyEnd = stringEnd(i);
     const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    // Refused at once, before its value is read (a large one would be read for nothing).
+    if (check && key === '__proto__') throw new ForbiddenPrototype();
     i = keyEnd;
     ws();
     if (text.charCodeAt(i) !== 0x3a) throw new Unexpected('colon expected');

@@ -29,6 +29,37 @@ export class RawJson {
   }
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * The steps × variates matrix `[[c0[t], c1[t], …], …]` for t in [from, to), as the JSON text
+ * JSON.stringify writes (NaN and other non-finite numbers as null), written in slices of about
+ * SLICE values with a turn of the event loop between them. For answers of millions of values
+ * (anomaly scores, imputed series), which as arrays were millions of one-row arrays on the heap and
+ * hundreds of milliseconds of one turn.
+ */
+export async function matrixJson(cols: readonly (readonly (number | boolean)[])[], from: number, to: number): Promise<RawJson> {
+  if (to <= from) return new RawJson(utf8.encode('[]'));
+  const width = Math.max(1, cols.length);
+  const rowsPerSlice = Math.max(1, Math.floor(SLICE / width));
+  const pieces: Uint8Array[] = [];
+  for (let at = from; at < to; at += rowsPerSlice) {
+    const end = Math.min(to, at + rowsPerSlice);
+    const rows = new Array<string>(end - at);
+    for (let t = at; t < end; t++) {
+      let row = '[';
+      for (let v = 0; v < cols.length; v++) {
+        const x = (cols[v] as readonly (number | boolean)[])[t];
+        row += `${v > 0 ? ',' : ''}${typeof x === 'boolean' ? x : x !== undefined && Number.isFinite(x) ? String(x) : 'null'}`;
+      }
+      rows[t - at] = `${row}]`;
+    }
+    pieces.push(utf8.encode(`${at === from ? '[' : ','}${rows.join(',')}${end === to ? ']' : ''}`));
+    if (end < to) await nextTurn();
+  }
+  return new RawJson(pieces);
+}
+
 /** The whole document as one string (e.g. to store it); joins the chunks. */
 export function jsonText(json: JsonChunks): string {
   return json.chunks.map((c) => (typeof c === 'string' ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength).toString('utf8'))).join('');
@@ -200,11 +231,18 @@ export interface JsonProblem {
   /** Path from the root, e.g. ['inputs', 0, 'metadata', 'a']. */
   path: (string | number)[];
   msg: string;
-  type: 'string_unstorable' | 'too_deep';
+  type: 'string_unstorable' | 'too_deep' | 'too_big';
+  ctx?: { maximum: number };
 }
 
 /** Deepest nesting of arrays and objects accepted anywhere in a request. */
 export const MAX_JSON_DEPTH = 32;
+/**
+ * Most members of one JSON object accepted anywhere in a request. No operation takes an object
+ * anywhere near this large (covariate records hold at most 100 names); a body of 400,000 names was
+ * seconds of work for every step that walks it.
+ */
+export const MAX_JSON_MEMBERS = 10_000;
 
 /** Why a string cannot be stored as text by SQLite and PostgreSQL, or null when it can. */
 export function unstorable(s: string): string | null {
@@ -231,14 +269,18 @@ function numericRow(a: unknown[]): boolean {
   return true;
 }
 
+/** Values visited between two checks of the time (findJsonProblemSliced). */
+const VISITS_PER_CHECK = 2048;
+
 /**
- * The first problem in a parsed request value: a string or key the databases cannot store (NUL,
- * lone surrogates) or nesting deeper than `maxDepth`. Iterative, so any depth is safe to check;
- * rows of numbers (a 100,000 × 20 target) are skipped in a tight loop, without a frame each.
+ * The walk of findJsonProblem, pausing (a `yield`) every VISITS_PER_CHECK values so that a caller
+ * can give the event loop a turn; returns the first problem, or null.
  */
-export function findJsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonProblem | null {
+function* walk(value: unknown, maxDepth: number): Generator<void, JsonProblem | null> {
   const stack: Visit[] = [{ v: value, depth: 0, parent: null, key: '' }];
+  let visits = 0;
   while (stack.length > 0) {
+    if (++visits % VISITS_PER_CHECK === 0) yield;
     const f = stack.pop() as Visit;
     const v = f.v;
     if (typeof v === 'string') {
@@ -258,11 +300,47 @@ export function findJsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Json
       }
       continue;
     }
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    // Counted before its keys are listed (listing 400,000 of them is itself tens of milliseconds).
+    let members = 0;
+    for (const _ in v) {
+      if (++members > MAX_JSON_MEMBERS) {
+        return { path: pathOf(f), msg: `Holds more than ${MAX_JSON_MEMBERS} members`, type: 'too_big', ctx: { maximum: MAX_JSON_MEMBERS } };
+      }
+    }
+    for (const k of Object.keys(v)) {
       const why = unstorable(k);
       if (why) return { path: [...pathOf(f), k], msg: `Key ${why}`, type: 'string_unstorable' };
+      const x = (v as Record<string, unknown>)[k];
       if (x !== null && (typeof x === 'object' || typeof x === 'string')) stack.push({ v: x, depth: f.depth + 1, parent: f, key: k });
     }
   }
   return null;
+}
+
+/**
+ * The first problem in a parsed request value: a string or key the databases cannot store (NUL,
+ * lone surrogates), nesting deeper than `maxDepth`, or an object of more than MAX_JSON_MEMBERS
+ * members. Iterative, so any depth is safe to check; rows of numbers (a 100,000 × 20 target) are
+ * skipped in a tight loop, without a frame each.
+ */
+export function findJsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonProblem | null {
+  const it = walk(value, maxDepth);
+  for (;;) {
+    const r = it.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** findJsonProblem with a turn of the event loop whenever it has walked for `budgetMs` (a request body of 100,000 small objects is hundreds of ms of walking). */
+export async function findJsonProblemSliced(value: unknown, maxDepth = MAX_JSON_DEPTH, budgetMs = 4): Promise<JsonProblem | null> {
+  const it = walk(value, maxDepth);
+  let since = performance.now();
+  for (;;) {
+    const r = it.next();
+    if (r.done) return r.value;
+    if (performance.now() - since >= budgetMs) {
+      await nextTurn();
+      since = performance.now();
+    }
+  }
 }

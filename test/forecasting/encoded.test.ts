@@ -49,13 +49,16 @@ describe(`a large forecast's numbers are written on the worker thread (${DB_KIND
   let t: TestApp;
   let modelsDir: string;
   const answers: boolean[] = [];
+  /** When set, jobs are run as if the engine could not write text (the object path), to compare. */
+  let objectsOnly = false;
   before(async () => {
     modelsDir = mkdtempSync(join(tmpdir(), 'encoded-models-'));
     const real = createEngine({ poolSize: 1, timeoutMs: 30_000, maxQueue: 4, modelsDir, threads: 1 });
     // Records whether each answer came back as JSON text.
     const engine: Engine = Object.create(real) as Engine;
     engine.forecast = (async (job: ForecastJob, opts?: Parameters<Engine['forecast']>[1]) => {
-      const out = await real.forecast(job as ForecastJob & { encode: true }, opts);
+      const { encode: _e, ...plainJob } = job as ForecastJob & { encode?: true };
+      const out = await real.forecast((objectsOnly ? plainJob : job) as ForecastJob & { encode: true }, opts);
       answers.push(isEncoded(out));
       return out;
     }) as Engine['forecast'];
@@ -89,5 +92,60 @@ describe(`a large forecast's numbers are written on the worker thread (${DB_KIND
       [0.9, 0.1],
     );
     assert.ok(rest.body.outputs[0].quantile_predictions[0].values[5][0] >= rest.body.outputs[0].quantile_predictions[1].values[5][0]);
+  });
+
+  const strip = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(strip);
+    if (x === null || typeof x !== 'object') return x;
+    return Object.fromEntries(
+      Object.entries(x)
+        .filter(([k]) => !['id', 'created', 'latency_ms'].includes(k))
+        .map(([k, v]) => [k, strip(v)]),
+    );
+  };
+  /** The same call with the worker writing text and on the object path: the answers must be equal. */
+  async function bothWays(path: string, body: unknown): Promise<{ written: Record<string, unknown>; encodedAnswers: number }> {
+    const u = await registerUser(t);
+    answers.length = 0;
+    objectsOnly = false;
+    const written = await call(t, 'POST', path, { token: u.token, body });
+    assert.equal(written.status, 200, JSON.stringify(written.body).slice(0, 300));
+    const encodedAnswers = answers.filter(Boolean).length;
+    objectsOnly = true;
+    const plain = await call(t, 'POST', path, { token: u.token, body });
+    objectsOnly = false;
+    assert.equal(plain.status, 200);
+    assert.deepEqual(strip(written.body), strip(plain.body));
+    return { written: written.body, encodedAnswers };
+  }
+
+  test("an ensemble's final forecasts are written on the worker (samples picked as text), with the same answer", async () => {
+    const target = Array.from({ length: 300 }, (_, i) => 50 + 10 * Math.sin(i / 4) + (i % 3));
+    const { written, encodedAnswers } = await bothWays('/v1/forecast/ensemble', {
+      inputs: [{ target }],
+      models: ['drift', 'seasonal-naive', 'naive'],
+      top_n: 2,
+      parameters: { prediction_length: 2000, num_samples: 5, frequency: 'h' },
+    });
+    assert.ok(encodedAnswers >= 3, `${encodedAnswers} answers written as text`);
+    const result = written.ensemble_result as { outputs: { samples: number[][][]; mean: number[][] }[] };
+    assert.equal(result.outputs[0]!.samples.length, 5);
+    assert.equal(result.outputs[0]!.samples[0]!.length, 2000);
+    assert.equal(typeof result.outputs[0]!.mean[0]![0], 'number');
+  });
+
+  test('cross-validation windows are written on the worker and scored from that text, with the same answer', async () => {
+    const target = Array.from({ length: 3000 }, (_, i) => 50 + 10 * Math.sin(i / 4) + (i % 3));
+    const { written, encodedAnswers } = await bothWays('/v1/cross-validation', {
+      inputs: [{ target }],
+      models: ['theta', 'drift'],
+      prediction_length: 1000,
+      n_windows: 2,
+    });
+    // theta runs on a worker thread; drift's small jobs may run inline (numbers, no text).
+    assert.ok(encodedAnswers >= 2, `${encodedAnswers} answers written as text`);
+    const results = written.results as { metrics: { smape: number }; windows: { forecast: { outputs: { mean: number[][] }[] } }[] }[];
+    assert.equal(results[0]!.windows[0]!.forecast.outputs[0]!.mean.length, 1000);
+    assert.ok(Number.isFinite(results[0]!.metrics.smape));
   });
 });

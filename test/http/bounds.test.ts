@@ -140,6 +140,37 @@ describe(`request bounds (${DB_KIND})`, () => {
     assert.equal(await balanceOf(t, u.id), before);
   });
 
+  test('more than 100 covariate names in a record is 422 too_big at the record, costs nothing; 100 are accepted', async () => {
+    const u = await registerUser(t);
+    const before = await balanceOf(t, u.id);
+    const names = (n: number, value: unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`c${i}`, value]));
+    const target = [1, 2, 3];
+    for (const [field, value] of [
+      ['past_covariates', [1, 2, 3]],
+      ['future_covariates', [1]],
+      ['static_covariates', 1],
+    ] as const) {
+      const refused = await fc(u, { model: 'echo-last', inputs: [{ target }, { target, [field]: names(101, value) }], parameters: { prediction_length: 1 } });
+      assert.equal(refused.status, 422, refused.text.slice(0, 300));
+      assert.deepEqual(refused.body.detail[0].loc, ['body', 'inputs', 1, field]);
+      assert.equal(refused.body.detail[0].type, 'too_big');
+      assert.equal(refused.body.detail[0].ctx.maximum, 100);
+      const ok = await fc(u, { model: 'echo-last', inputs: [{ target, [field]: names(100, value) }], parameters: { prediction_length: 1 } });
+      assert.equal(ok.status, 200, ok.text.slice(0, 300));
+      assert.equal(ok.body.outputs[0].metadata.covariates_ignored.length, 100);
+    }
+    // 400,000 names (4.4 MB): the same single issue, found after counting 101 of them.
+    const raw = `{"model":"echo-last","inputs":[{"target":[1,2,3],"static_covariates":{${Array.from({ length: 400_000 }, (_, i) => `"n${i}":1`).join(',')}}}]}`;
+    const many = await call(t, 'POST', '/v1/forecast', { token: u.token, raw, headers: { 'content-type': 'application/json' } });
+    assert.equal(many.status, 422, many.text.slice(0, 300));
+    assert.deepEqual(
+      many.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type]),
+      [[['body', 'inputs', 0, 'static_covariates'], 'too_big']],
+    );
+    const after = await balanceOf(t, u.id);
+    assert.equal(before - after, 3 * creditsFor(priceOf('echo-last', 'statistical'), { input_tokens: 3, output_tokens: 3 }));
+  });
+
   test('NUL and lone surrogates are 422 with loc in bodies, keys, path and query parameters', async () => {
     const u = await registerUser(t);
     const cases: { method: 'GET' | 'POST' | 'DELETE'; url: string; raw?: string; loc: (string | number)[] }[] = [

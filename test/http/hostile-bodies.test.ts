@@ -90,16 +90,17 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     }
   });
 
-  test('static covariates with more names than a call takes arguments are reported as ignored, not a 500 (a spread into push)', async () => {
+  test('static covariates with more names than a call takes arguments are a 422 at the record, not a 500 (a spread into push)', async () => {
     const names = 150_000;
     const text = `{"model":"echo-last","inputs":[{"target":[1,2,3],"static_covariates":{${Array.from({ length: names }, (_, i) => `"s${i}":1`).join(',')}}}],"parameters":{"prediction_length":1}}`;
     const r = await call(t, 'POST', '/v1/forecast', { token: u.token, raw: text, headers: { 'content-type': 'application/json' } });
-    assert.equal(r.status, 200, r.text.slice(0, 300));
-    assert.equal(r.body.outputs[0].metadata.covariates_ignored.length, names);
+    assert.equal(r.status, 422, r.text.slice(0, 300));
+    assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 0, 'static_covariates']);
+    assert.equal(r.body.detail[0].type, 'too_big');
   });
 
   test('a large body (sliced parser, fast target check) answers as the same body made small: status, code, error locations', async () => {
-    // Targets of 95,000 values (570 KB, over the 512 KiB from which bodies are parsed in slices) and of 50.
+    // Targets of 95,000 values (570 KB, over the 64 KiB from which bodies are parsed in slices) and of 50.
     const values = (k: number) => Array.from({ length: k }, (_, i) => (i % 7) + 0.125).join(',');
     const body = (g: string) => [
       ['valid', `{"model":"echo-last","inputs":[{"target":[${g}]}]}`],

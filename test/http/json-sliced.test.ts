@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { parseJsonSliced } from '../../src/shared/json-sliced.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import sjson from 'secure-json-parse';
+import { ForbiddenPrototype, parseJsonSliced } from '../../src/shared/json-sliced.ts';
 import { createTestApp, DB_KIND, registerUser, type TestApp } from '../helpers/app.ts';
 
 // Tiny thresholds force every path: large containers walked, runs of items, members one by one.
@@ -56,6 +58,95 @@ test('a large body is parsed in several turns of the event loop', async () => {
   assert.ok(turns > 3, `${turns} turns`);
 });
 
+/** Every object in a parsed JSON value. */
+function objectsIn(v: unknown, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
+  if (v !== null && typeof v === 'object') {
+    if (!Array.isArray(v)) out.push(v as Record<string, unknown>);
+    for (const x of Object.values(v)) objectsIn(x, out);
+  }
+  return out;
+}
+
+const SAFE = { protoAction: 'error', constructorAction: 'error' } as const;
+
+test('with forbidPrototype, parseJsonSliced refuses what the safe parser (secure-json-parse) refuses, however the key is escaped', async () => {
+  const member = fc.tuple(
+    fc.nat(),
+    fc.constantFrom('__proto__', 'constructor', 'prototype', 'a'),
+    fc.oneof(fc.jsonValue(), fc.constantFrom({ prototype: 1 }, { prototype: { a: [1] } }, { a: { prototype: 2 } }, [{ prototype: 1 }])),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.jsonValue(), fc.array(member, { maxLength: 3 }), fc.boolean(), tiny, async (base, members, escaped, opts) => {
+      const root = { v: base };
+      const objects = objectsIn(root);
+      for (const [at, key, value] of members) {
+        Object.defineProperty(objects[at % objects.length], key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      let text = JSON.stringify(root);
+      if (escaped) text = text.replaceAll('"__proto__":', '"\\u005f_proto__":').replaceAll('"constructor":', '"constr\\u0075ctor":');
+      let safe: unknown;
+      try {
+        safe = sjson.parse(text, SAFE);
+      } catch (e) {
+        assert.match(String(e), /forbidden prototype/);
+        await assert.rejects(parseJsonSliced(text, { ...opts, forbidPrototype: true }), ForbiddenPrototype, text);
+        return;
+      }
+      assert.deepEqual(await parseJsonSliced(text, { ...opts, forbidPrototype: true }), safe);
+    }),
+    { numRuns: 500, seed: 13 },
+  );
+});
+
+/** A 100,000 × 20 target (5.7 MB, the largest accepted input) with `extra` members added to the body. */
+const hostileBody = (extra: string) =>
+  `{"model":"naive","inputs":[{"target":${JSON.stringify(Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)))}}]${extra}}`;
+
+test('bodies with __proto__, constructor or \\u00 escapes are parsed in slices too (event-loop delay far below one JSON.parse)', async () => {
+  const cases = [
+    ',"__proto__":{"x":1}',
+    ',"\\u005f_proto__":{"x":1}',
+    ',"metadata":{"constructor":{"prototype":{"a":1}}}',
+    ',"metadata":{"constructor":"fine","note":"\\u0041\\u00e9"}',
+  ];
+  for (const extra of cases) {
+    const text = hostileBody(extra);
+    let whole = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < 3; k++) {
+      const t0 = performance.now();
+      try {
+        sjson.parse(text, SAFE);
+      } catch {}
+      whole = Math.min(whole, performance.now() - t0);
+    }
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    h.enable();
+    let sliced: unknown;
+    try {
+      sliced = await parseJsonSliced(text, { forbidPrototype: true });
+    } catch (e) {
+      sliced = e;
+    }
+    h.disable();
+    clearInterval(tick);
+    let safe: unknown;
+    try {
+      safe = sjson.parse(text, SAFE);
+    } catch (e) {
+      safe = e;
+    }
+    if (safe instanceof Error) assert.ok(sliced instanceof ForbiddenPrototype, extra);
+    else assert.deepEqual(sliced, safe, extra);
+    // One blocking parse held the loop for `whole` ms; the slices yield every 4 ms. The median delay
+    // (the maximum also counts GC pauses and, on a busy machine, time the thread was not running).
+    const typical = h.percentile(50) / 1e6;
+    const say = `${extra}: event-loop delay median ${typical.toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms over ${turns} turns; one parse ${whole.toFixed(1)} ms`;
+    assert.ok(turns >= 10 && typical < whole / 4, say);
+  }
+});
+
 describe(`large request bodies over HTTP (${DB_KIND})`, () => {
   let t: TestApp;
   before(async () => {
@@ -85,5 +176,17 @@ describe(`large request bodies over HTTP (${DB_KIND})`, () => {
     const bigProto = await send(`${text.slice(0, -1)},"__proto__":{"x":1}}`);
     assert.equal(bigProto.statusCode, smallProto.statusCode);
     assert.notEqual(bigProto.statusCode, 500);
+    assert.deepEqual(JSON.parse(bigProto.body).detail, JSON.parse(smallProto.body).detail);
+    const bigEscaped = await send(`${text.slice(0, -1)},"\\u005f_proto__":{"x":1}}`);
+    assert.deepEqual([bigEscaped.statusCode, JSON.parse(bigEscaped.body).detail], [smallProto.statusCode, JSON.parse(smallProto.body).detail]);
+    const smallCtor = await send('{"model": "echo-last", "inputs": [{"target": [1, 2], "metadata": {"constructor": {"prototype": 1}}}]}');
+    const bigCtor = await send(
+      `{"model":"echo-last","inputs":[{"target":${JSON.stringify(big.inputs[0]?.target)},"metadata":{"constructor":{"prototype":1}}}]}`,
+    );
+    assert.deepEqual([bigCtor.statusCode, JSON.parse(bigCtor.body).detail], [smallCtor.statusCode, JSON.parse(smallCtor.body).detail]);
+    // A harmless "constructor" name and \u escapes are accepted, as in a small body.
+    const fine = await send(`${text.slice(0, -1).replace('"inputs":[{', '"inputs":[{"metadata":{"constructor":"x","item_id":"\\u0041\\u00e9"},')}}`);
+    assert.equal(fine.statusCode, 200, fine.body.slice(0, 300));
+    assert.equal(JSON.parse(fine.body).outputs[0].metadata.item_id, 'Aé');
   });
 });

@@ -48,7 +48,8 @@ describe('Dockerfile', () => {
     }
     const cmd = lines.filter((l) => /^CMD\s/i.test(l)).at(-1); // the last: HEALTHCHECK's continuation line also starts with CMD
     const args = JSON.parse(cmd!.replace(/^CMD\s+/i, '')) as string[];
-    assert.ok(existsSync(join(ROOT, args[1]!)), args.join(' '));
+    // node [V8 flags…] <script>: the script is the first argument that is not a flag.
+    assert.ok(existsSync(join(ROOT, args.slice(1).find((a) => !a.startsWith('-'))!)), args.join(' '));
   });
 });
 
