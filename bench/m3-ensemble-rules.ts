@@ -128,14 +128,14 @@ interface View {
 }
 const views: View[] = series.map((s, i) => {
   const c = cases[i]!;
-  const err: Record<string, number[]> = {};
+  const err: Record<string, number[]> = Object.fromEntries(CANDIDATES.map((m) => [m, [] as number[]]));
   const snaive: number[] = [];
   for (let k = 0; k < c.windows; k++) {
     const end = s.train.length - k * c.heldOut;
     const train = s.train.slice(0, end - c.heldOut);
     const actual = s.train.slice(end - c.heldOut, end);
     snaive.push(backtestSmape(actual, seasonalNaive(train, c.heldOut, s.seasonality)));
-    for (const m of CANDIDATES) (err[m] ??= []).push(backtestSmape(actual, c.backtests[m]![k]!));
+    for (const m of CANDIDATES) err[m]!.push(backtestSmape(actual, c.backtests[m]![k]!));
   }
   return { s, c, err, snaive };
 });
