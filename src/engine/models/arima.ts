@@ -13,8 +13,8 @@ import { driftForecast } from './simple.ts';
  * model found"), the random walk with drift answers and `info.fallback` says so.
  */
 /**
- * Longest backtest training series on which the calibration repeats auto.arima's order search
- * (`refit` below): auto.arima's own bound for its exact search (R: `approximation = n > 150 ||
+ * Longest series whose calibration also repeats auto.arima's order search at the backtest origins
+ * (`research` below): auto.arima's own bound for its exact search (R: `approximation = n > 150 ||
  * frequency > 12`). Longer ones refit the chosen orders only (ADR 0021: on 1,000 hourly points
  * each search cost about 5 s of CPU).
  */
@@ -57,16 +57,18 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
       aicc: fit.aicc,
       modelsTried: result.modelsTried,
     },
+    // Short series: the search again at each calibration origin, pooled with the refits of the
+    // chosen orders (`research`, models/common.ts). The orders were chosen on the full series,
+    // backtest windows included, so refitting them alone leaves out the uncertainty of choosing
+    // them (Chatfield 1996): on M3 the 80% intervals then covered 70-76% of yearly and quarterly
+    // outcomes (docs/models-statistical.md). Only where auto.arima searches exactly, which is cheap.
+    ...(y.length <= SEARCH_REFIT_MAX_POINTS && ctx.seasonLength <= 12 && !result.constantSeries
+      ? { research: (train: number[], h: number) => arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength }) }
+      : {}),
     refit: (train, h) => {
-      // Short series: the whole search again at the backtest origin. The orders were chosen on the
-      // full series, backtest windows included, so refitting them alone measures the chosen model's
-      // errors without the uncertainty of choosing it (Chatfield 1996): on M3 the intervals then
-      // covered 69-73% of yearly and quarterly outcomes, with the search at each origin 74-81%
-      // (docs/models-statistical.md). Done where the search is cheap: where auto.arima searches
-      // exactly (R: no approximation for at most 150 points and a season of at most 12).
-      if ((train.length <= SEARCH_REFIT_MAX_POINTS && ctx.seasonLength <= 12) || result.constantSeries) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
-      // Longer series: the chosen orders and constant refitted by CSS-ML (myarima as auto.arima's
-      // final fit, no Hessian check); where they cannot be fitted to the shorter series, the full search.
+      // The chosen orders and constant refitted by CSS-ML (myarima as auto.arima's final fit, no
+      // Hessian check); where they cannot be fitted to the shorter series, the full search.
+      if (result.constantSeries) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
       const again = myarima(train, fit.arma, fit.regressor !== 'none', 'aicc', false, 0, false);
       if (!again || !Number.isFinite(again.sigma2)) return arimaForecast(train, { horizon: h, seasonLength: ctx.seasonLength });
       const f = forecastArima({ fit: again, x: train, constantSeries: false, modelsTried: 1 }, h);
