@@ -143,6 +143,23 @@ describe('interval calibration on backtests', () => {
     assert.equal(combo.mean.length, 12);
     assert.ok(combo.mean.every((v) => Number.isFinite(v) && v > 100));
   });
+  it('auto-arima on a short series also searches again at each calibration origin and pools those backtests', async () => {
+    const ctx = { horizon: 12, seasonLength: 12 };
+    const arima = arimaForecast(AIR, ctx);
+    // AIR has 144 points: auto.arima's exact search, cheap enough to repeat.
+    const again = arima.research!(AIR.slice(0, 120), 12);
+    assert.ok((again.info.modelsTried as number) > 1, 'the search ran again');
+    // combo passes its ARIMA member's search on.
+    assert.ok(comboForecast(AIR, ctx).research);
+    // Past 150 points (auto.arima's approximate search) only the chosen orders are refitted.
+    const long = Array.from({ length: 160 }, (_, t) => AIR[t % 144]! + t);
+    assert.equal(arimaForecast(long, ctx).research, undefined);
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'auto-arima')!;
+    const job = { model: 'auto-arima', series: [AIR], horizon: 12, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 12, seed: 1 };
+    const [fc] = await impl.forecast(job, { modelsDir: '/nonexistent', threads: 1 });
+    // Three origins refitting the chosen orders plus the same three searching again.
+    assert.equal((fc!.info!.calibration as { windows: number }).windows, 6);
+  });
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
     const [fc] = await impl.forecast(

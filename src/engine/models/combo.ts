@@ -43,6 +43,18 @@ function average(members: GaussianForecast[], ctx: FitContext): GaussianForecast
         at,
       );
     },
+    // A member that searches again on short series (auto-arima) does so inside combo too.
+    ...(members.some((m) => m.research)
+      ? {
+          research: (train: number[], h: number) => {
+            const at = { horizon: h, seasonLength: ctx.seasonLength };
+            return average(
+              members.map((m, k) => (m.research ? m.research(train, h) : m.refit ? m.refit(train, h) : MEMBER_FITTERS[k]!(train, at))),
+              at,
+            );
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { EngineError } from '../types.ts';
 import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
-import { calibrationFactor, scaleForecast } from '../stats/calibrate.ts';
+import { backtestZ, factorFromZ, scaleForecast } from '../stats/calibrate.ts';
 import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
 import { fillMissing } from '../stats/prepare.ts';
 import { seriesSeed } from '../stats/prng.ts';
@@ -103,10 +103,11 @@ function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizo
   // fraction of the search's cost (auto-arima on 1,000 hourly points: one CSS-ML fit instead of
   // dozens). Models without a search are refitted in full.
   const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength }));
-  const cal = calibrationFactor(y, horizon, refit, {
-    windows: CALIBRATION_WINDOWS,
-    minTrain,
-  });
+  const opts = { windows: CALIBRATION_WINDOWS, minTrain };
+  // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts).
+  const z = backtestZ(y, horizon, refit, opts);
+  if (fc.research) z.push(...backtestZ(y, horizon, fc.research, opts));
+  const cal = factorFromZ(z);
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return { ...out, info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, errors: cal.errors } } };

@@ -19,6 +19,13 @@ export interface GaussianForecast {
    * (models/common.ts). Absent: the calibration runs the whole fitter again.
    */
   refit?: (train: number[], horizon: number) => GaussianForecast;
+  /**
+   * The whole fitter, its search included, on a shorter series: given where that search is cheap
+   * (auto-arima on short series). The calibration then pools the backtest errors of `refit` (the
+   * chosen model's errors) with these (the errors of choosing it again), so the intervals carry
+   * some of the uncertainty of the model choice (models/common.ts).
+   */
+  research?: (train: number[], horizon: number) => GaussianForecast;
 }
 
 /** Quantile rows (one per level, in the levels' order), forced monotone in the level. */
