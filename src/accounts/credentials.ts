@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import type { Database } from '../db/index.ts';
 import { AppError } from '../shared/errors.ts';
 import { iso } from '../shared/clock.ts';
 import { parseScopes, type Scope } from '../shared/scopes.ts';
@@ -80,35 +81,62 @@ export async function keyPolicyOf(db: Kysely<DB>, keyId: string, now: number): P
   return dead ? { ...policy, scopes: [], allowedModels: [] } : policy;
 }
 
+/** The API-key lookup: the key by its digest, with its account and the account's billing flag. */
+function apiKeyLookup(db: Kysely<DB>, hash: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .leftJoin('billing_accounts', 'billing_accounts.user_id', 'api_keys.user_id')
+    .selectAll('users')
+    .select([
+      'billing_accounts.billing_active',
+      'api_keys.id as key_id',
+      'api_keys.key_hash',
+      'api_keys.prefix',
+      'api_keys.revoked_at',
+      'api_keys.last_used_at',
+      'api_keys.scopes',
+      'api_keys.expires_at',
+      'api_keys.allowed_models',
+      'api_keys.monthly_credit_limit',
+      'api_keys.rate_limit_per_minute',
+    ])
+    .where('api_keys.key_hash', '=', hash);
+}
+type ApiKeyRow = NonNullable<Awaited<ReturnType<ReturnType<typeof apiKeyLookup>['executeTakeFirst']>>>;
+
+const API_KEY_STATEMENT = 'tsfm_api_key_v1';
+/** The lookup's SQL text (one parameter, the digest), compiled once per Kysely instance. */
+const lookupText = new WeakMap<Kysely<DB>, string>();
+function apiKeyLookupText(db: Kysely<DB>): string {
+  let text = lookupText.get(db);
+  if (text === undefined) {
+    text = apiKeyLookup(db, '').compile().sql;
+    lookupText.set(db, text);
+  }
+  return text;
+}
+
 const invalid = () => new AppError('invalid_credential', 'The credential is unknown, expired or revoked');
 
 /**
  * The one credential resolver. Looks the secret up by its SHA-256 digest (indexed, unique),
  * then re-checks the digest in constant time before trusting the row.
  */
-export async function resolveCredential(db: Kysely<DB>, token: string, now: number, extraResolvers: readonly CredentialResolver[] = []): Promise<Principal> {
+export async function resolveCredential(
+  db: Kysely<DB>,
+  token: string,
+  now: number,
+  extraResolvers: readonly CredentialResolver[] = [],
+  prepared?: Database['prepared'],
+): Promise<Principal> {
   const hash = hashSecret(token);
   if (token.startsWith(SECRET_PREFIX.apiKey)) {
-    const row = await db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .leftJoin('billing_accounts', 'billing_accounts.user_id', 'api_keys.user_id')
-      .selectAll('users')
-      .select([
-        'billing_accounts.billing_active',
-        'api_keys.id as key_id',
-        'api_keys.key_hash',
-        'api_keys.prefix',
-        'api_keys.revoked_at',
-        'api_keys.last_used_at',
-        'api_keys.scopes',
-        'api_keys.expires_at',
-        'api_keys.allowed_models',
-        'api_keys.monthly_credit_limit',
-        'api_keys.rate_limit_per_minute',
-      ])
-      .where('api_keys.key_hash', '=', hash)
-      .executeTakeFirst();
+    // PostgreSQL: a named statement, parsed and planned once per connection (parse + plan were about
+    // 0.3 ms of every API-key request's lookup in the statement log); elsewhere the query builder.
+    const row = prepared
+      ? ((await prepared(API_KEY_STATEMENT, apiKeyLookupText(db), [hash]))[0] as ApiKeyRow | undefined)
+      : await apiKeyLookup(db, hash).executeTakeFirst();
     if (!row || row.revoked_at !== null || !secretMatches(token, row.key_hash)) throw invalid();
     if (row.expires_at !== null && Number(row.expires_at) <= now) {
       throw new AppError('invalid_credential', `This API key expired at ${iso(Number(row.expires_at))}; create a new one`);
