@@ -92,6 +92,8 @@ export interface BenchFigures {
   /** Series per second by model (bench/results/speed.json). */
   speed: Record<string, number>;
   speedAt: string | null;
+  /** How many M3 monthly series the speed run timed. */
+  speedSeries: number | null;
   ett: { model: string; rows: string[] } | null;
 }
 
@@ -105,7 +107,7 @@ export function readBenchFigures(root: string): BenchFigures {
     }
   };
   const m3 = read('m3-accuracy.json') as { generatedAt?: string; series?: number; models?: Record<string, Measured> } | null;
-  const speed = read('speed.json') as { generatedAt?: string; rows?: { model: string; seriesPerSecond: number }[] } | null;
+  const speed = read('speed.json') as { generatedAt?: string; rows?: { model: string; series?: number; seriesPerSecond: number }[] } | null;
   const ett = read('ttm-ett.json') as { model?: string; evals?: { dataset: string; mse: number; mae: number; windows: number; seconds: number }[] } | null;
   return {
     m3: m3?.models ?? {},
@@ -113,6 +115,7 @@ export function readBenchFigures(root: string): BenchFigures {
     series: m3?.series ?? null,
     speed: Object.fromEntries((speed?.rows ?? []).map((r) => [r.model, r.seriesPerSecond])),
     speedAt: speed?.generatedAt ?? null,
+    speedSeries: speed?.rows?.[0]?.series ?? null,
     ett:
       ett?.model && Array.isArray(ett.evals)
         ? {
@@ -148,7 +151,7 @@ export function modelsPage(models: readonly ModelEntry[], bench: BenchFigures): 
 <code>theta</code> is nearly as accurate and far faster, a good default; <code>auto-ets</code> and <code>auto-arima</code> come next.
 <code>seasonal-naive</code> is the yardstick: a model that does worse on your data is not worth its price. When unsure, POST /v1/forecast/ensemble ranks candidates on your own series by backtest.</p>
 <p>Accuracy: sMAPE (%) and MASE on M3 (lower is better), from <code>npm run bench:m3</code>${bench.m3At ? ` (recorded ${escapeHtml(bench.m3At.slice(0, 10))})` : ''};
-speed: series per second on 1428 monthly series, 2 workers, from <code>npm run bench:speed</code>${bench.speedAt ? ` (recorded ${escapeHtml(bench.speedAt.slice(0, 10))})` : ''}.
+speed: series per second on ${bench.speedSeries ?? 'the'} M3 monthly series, 2 workers, from <code>npm run bench:speed</code>${bench.speedAt ? ` (recorded ${escapeHtml(bench.speedAt.slice(0, 10))})` : ''}.
 Latency: this server's measured average per call, once it has served some. A dash means not measured.</p>
 <table><thead><tr><th>model</th><th>kind</th><th>description</th><th>sMAPE</th><th>MASE</th><th>series/s</th><th>latency ms</th><th>available</th></tr></thead><tbody>
 ${rows}
