@@ -6,7 +6,7 @@ import { insertRows, insertText, insertValues } from '../db/bulk.ts';
 import type { Dialect } from '../db/dialect.ts';
 import type { Database } from '../db/index.ts';
 import { claimLowBalanceAlerts, type LowBalance } from './alerts.ts';
-import { getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
+import { debitEntryRow, getBillingAccount, reserveIn, settlementSplit, usageEventRow, type HoldRow, type Settlement } from './ledger.ts';
 
 /**
  * Group commit for the credit ledger (docs/adr/0014-group-commit-metering.md): the holds of
@@ -349,17 +349,7 @@ async function writeDebits(
     }
     const usageEventId = newId('use');
     events.push(usageEventRow(reserved, s, usageEventId, { actual, free, metered }));
-    entries.push({
-      id: newId('cle'),
-      user_id: reserved.user_id,
-      kind: 'debit',
-      amount: -free,
-      metered_credits: metered,
-      request_id: s.requestId,
-      usage_event_id: usageEventId,
-      description: `${s.source} ${s.model}`,
-      created_at: s.now,
-    });
+    entries.push(debitEntryRow(reserved.user_id, s, usageEventId, { free, metered }));
     if (metered > 0) meteredRows.push({ userId: reserved.user_id, usageEventId, credits: metered, now: s.now });
     out[at[k]!] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
   });
@@ -635,17 +625,7 @@ function chargesSqlite(inTransaction: Apply<ChargeInput, Settled>, direct: NonNu
       if (refund > 0 || metered > 0) return inTransaction(db, inputs);
       const usageEventId = newId('use');
       events.push(usageEventRow({ user_id: reserve.userId }, s, usageEventId, { actual, free, metered }));
-      entries.push({
-        id: newId('cle'),
-        user_id: reserve.userId,
-        kind: 'debit',
-        amount: -free,
-        metered_credits: metered,
-        request_id: s.requestId,
-        usage_event_id: usageEventId,
-        description: `${s.source} ${s.model}`,
-        created_at: s.now,
-      });
+      entries.push(debitEntryRow(reserve.userId, s, usageEventId, { free, metered }));
       out[i] = { ok: true, value: { usageEventId, credits: actual, costNanoUsd: actual * s.creditPriceNanoUsd, balanceAfter: null } };
     }
     const balances = await direct((q) => {

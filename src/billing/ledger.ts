@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
-import type { CreditHoldsTable, DB, UsageEventsTable } from '../db/schema.ts';
+import type { CreditHoldsTable, CreditLedgerTable, DB, UsageEventsTable } from '../db/schema.ts';
 import type { ChargeRequest } from '../forecasting/metering.ts';
 import { AppError } from '../shared/errors.ts';
 import { rearmLowBalanceAlert } from './alerts.ts';
@@ -210,6 +210,21 @@ export function usageEventRow(
   };
 }
 
+/** The ledger's debit entry of a settled call, beside its usage event (`usageEventRow`). */
+export function debitEntryRow(userId: string, s: Settlement, usageEventId: string, split: { free: number; metered: number }): Insertable<CreditLedgerTable> {
+  return {
+    id: newId('cle'),
+    user_id: userId,
+    kind: 'debit',
+    amount: -split.free,
+    metered_credits: split.metered,
+    request_id: s.requestId,
+    usage_event_id: usageEventId,
+    description: `${s.source} ${s.model}`,
+    created_at: s.now,
+  };
+}
+
 export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ usageEventId: string }> {
   const { actual, refund, free, metered } = settlementSplit(hold, s.credits);
   return db.transaction().execute(async (trx) => {
@@ -232,17 +247,7 @@ export async function settle(db: Db, hold: HoldRow, s: Settlement): Promise<{ us
       .execute();
     await trx
       .insertInto('credit_ledger')
-      .values({
-        id: newId('cle'),
-        user_id: hold.user_id,
-        kind: 'debit',
-        amount: -free,
-        metered_credits: metered,
-        request_id: s.requestId,
-        usage_event_id: usageEventId,
-        description: `${s.source} ${s.model}`,
-        created_at: s.now,
-      })
+      .values(debitEntryRow(hold.user_id, s, usageEventId, { free, metered }))
       .execute();
     if (metered > 0) {
       const acct = await getBillingAccount(trx, hold.user_id);
