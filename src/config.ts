@@ -32,6 +32,8 @@ const envSchema = z.object({
     .refine((v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v), {
       message: 'must be a postgres:// URL (a role that owns the schema; used only to run migrations)',
     }),
+  // PostgreSQL: how long a cached API-key lookup may be served (ADR 0025; changes invalidate it at once). 0 = no cache.
+  CREDENTIAL_CACHE_SECONDS: intFrom(30, 0, 3600),
   PUBLIC_BASE_URL: z.url().optional(),
   ADMIN_EMAILS: csv,
   SMTP_URL: z
@@ -168,7 +170,7 @@ export type Config = {
   port: number;
   host: string;
   dataDir: string;
-  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; migrationUrl: string | null };
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; migrationUrl: string | null; credentialCacheMs: number };
   publicBaseUrl: string;
   adminEmails: ReadonlySet<string>;
   mail: { smtpUrl: string | null; from: string; outboxDir: string };
@@ -361,7 +363,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir: e.DATA_DIR,
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, migrationUrl: e.MIGRATION_DATABASE_URL ?? null }
+      ? { kind: 'postgres', url: e.DATABASE_URL, migrationUrl: e.MIGRATION_DATABASE_URL ?? null, credentialCacheMs: e.CREDENTIAL_CACHE_SECONDS * 1000 }
       : { kind: 'sqlite', path: `${e.DATA_DIR}/tsfm.sqlite` },
     publicBaseUrl,
     adminEmails: new Set(e.ADMIN_EMAILS.map((s) => s.toLowerCase())),

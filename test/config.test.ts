@@ -16,7 +16,9 @@ describe('configuration', () => {
 
   test('DATABASE_URL switches to PostgreSQL; ADMIN_EMAILS are normalised', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@h/db', ADMIN_EMAILS: ' A@x.com, b@y.org ,' });
-    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db', migrationUrl: null });
+    assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db', migrationUrl: null, credentialCacheMs: 30_000 });
+    const off = loadConfig({ DATABASE_URL: 'postgres://u@h/db', CREDENTIAL_CACHE_SECONDS: '0' });
+    assert.equal(off.database.kind === 'postgres' && off.database.credentialCacheMs, 0);
     assert.deepEqual([...c.adminEmails], ['a@x.com', 'b@y.org']);
   });
 

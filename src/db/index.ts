@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import { openSqlite, type SqliteDirect } from './sqlite-adapter.ts';
+import { CredentialCache, CredentialWritePlugin, listenForCredentialChanges } from './credential-cache.ts';
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import type { Dialect } from './dialect.ts';
@@ -28,6 +29,11 @@ export interface Database {
    * statement: for the metering charge (ADR 0023). `fn` must leave no transaction open.
    */
   sqliteDirect?: <T>(fn: (s: SqliteDirect) => T) => Promise<T>;
+  /**
+   * PostgreSQL only: the API-key lookup's rows, kept while a LISTEN connection reports every
+   * change to them (ADR 0025, `src/db/credential-cache.ts`); absent when CREDENTIAL_CACHE_SECONDS is 0.
+   */
+  credentialCache?: CredentialCache<unknown>;
 }
 
 // int8 (bigint) columns hold epoch milliseconds and credit amounts, all far below 2^53.
@@ -40,12 +46,21 @@ export type DatabaseTarget =
    * (MIGRATION_DATABASE_URL) is a role that owns the schema: migrations run as it, and it grants
    * `url`'s role data rights only (docs/postgres-roles.md).
    */
-  | { kind: 'postgres'; url: string; schema?: string; migrationUrl?: string | null };
+  | {
+      kind: 'postgres';
+      url: string;
+      schema?: string;
+      migrationUrl?: string | null;
+      /** How long a cached API-key lookup may be served (ADR 0025); 0 turns the cache off. Default 30 s. */
+      credentialCacheMs?: number;
+    };
 
 export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: number } = {}): Promise<Database> {
   let db: Kysely<DB>;
   let pool: pg.Pool | null = null;
   let direct: SqliteDirect | null = null;
+  let credentialCache: CredentialCache<unknown> | null = null;
+  let listener: ReturnType<typeof listenForCredentialChanges> | null = null;
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
     const opened = openSqlite(target.path);
@@ -66,7 +81,9 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     pool = new pg.Pool({ connectionString: target.url, max: opts.poolSize ?? 10, ...(options ? { options } : {}) });
     // An idle client that loses its connection must not crash the process.
     pool.on('error', () => undefined);
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const cacheMs = target.credentialCacheMs ?? 30_000;
+    if (cacheMs > 0) credentialCache = new CredentialCache<unknown>(cacheMs);
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: credentialCache ? [new CredentialWritePlugin(credentialCache)] : [] });
   }
   const database: Database = {
     db,
@@ -79,7 +96,10 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
         return false;
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await listener?.stop();
+      await db.destroy();
+    },
   };
   const sqlite = direct;
   if (sqlite) {
@@ -100,6 +120,12 @@ export async function openDatabase(target: DatabaseTarget, opts: { poolSize?: nu
     await migrateAsOwner(target.migrationUrl, database, target.schema);
   } else {
     await migrate(database, target.kind === 'postgres' ? target.schema : undefined);
+  }
+  if (target.kind === 'postgres' && credentialCache) {
+    // Served only while this connection listens; until then (or if it never connects) every request looks its key up.
+    listener = listenForCredentialChanges({ connectionString: target.url }, credentialCache);
+    await listener.ready;
+    database.credentialCache = credentialCache;
   }
   return database;
 }

@@ -62,7 +62,7 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       if (mode === 'optional') return;
       throw new AppError('missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
     }
-    req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database.prepared);
+    req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database);
     if (req.principal.kind === 'oauth' && req.routeOptions.config.acceptsOAuthTokens !== true) {
       req.principal = null;
       throw new AppError('invalid_credential', 'OAuth access tokens are accepted only by the MCP endpoint (/mcp)');

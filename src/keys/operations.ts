@@ -26,7 +26,7 @@ export const keyOperations = [
     run: async ({ deps, caller, input }) => {
       let p = caller.principal;
       const token = input.api_key ?? (p ? null : caller.credential());
-      if (token) p = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database.prepared);
+      if (token) p = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database);
       if (!p) throw new AppError('missing_credential', 'Send api_key in the body or an Authorization: Bearer header');
       return { valid: true, auth_type: p.kind, user: p.user.id, ...(p.kind === 'api_key' ? { key: p.credentialId } : {}) };
     },

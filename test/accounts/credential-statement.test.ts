@@ -28,14 +28,14 @@ describe(`API-key lookup as a named statement (${DB_KIND})`, () => {
     };
     const now = t.deps.clock.now();
     const viaBuilder = await resolveCredential(db, k.key, now);
-    const viaStatement = await resolveCredential(db, k.key, now, [], prepared);
+    const viaStatement = await resolveCredential(db, k.key, now, [], { prepared });
     assert.deepEqual(viaStatement, viaBuilder);
     assert.equal(viaStatement.kind, 'api_key');
     assert.deepEqual(names, ['tsfm_api_key_v1']);
-    await assert.rejects(resolveCredential(db, `${k.key.slice(0, -2)}xx`, now, [], prepared), { code: 'invalid_credential' });
+    await assert.rejects(resolveCredential(db, `${k.key.slice(0, -2)}xx`, now, [], { prepared }), { code: 'invalid_credential' });
     const del = await call(t, 'DELETE', `/api/account/keys/${k.id}`, { token: u.token });
     assert.ok(del.status < 300, del.text);
-    await assert.rejects(resolveCredential(db, k.key, now, [], prepared), { code: 'invalid_credential' });
+    await assert.rejects(resolveCredential(db, k.key, now, [], { prepared }), { code: 'invalid_credential' });
     await assert.rejects(resolveCredential(db, k.key, now), { code: 'invalid_credential' });
   });
 });

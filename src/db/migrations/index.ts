@@ -7,6 +7,7 @@ import { m0004_verification } from './0004_verification.ts';
 import { m0005_idempotency } from './0005_idempotency.ts';
 import { m0006_key_limits } from './0006_key_limits.ts';
 import { m0007_schedules } from './0007_schedules.ts';
+import { m0008_credential_notify } from './0008_credential_notify.ts';
 
 export interface DialectMigration {
   // biome-ignore lint: migrations run against a schema that is still changing
@@ -22,4 +23,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0005_idempotency': m0005_idempotency,
   '0006_key_limits': m0006_key_limits,
   '0007_schedules': m0007_schedules,
+  '0008_credential_notify': m0008_credential_notify,
 };
