@@ -11,7 +11,8 @@
  *   5. POST /v1/forecast                    theta, 120 points
  *   6. POST /v1/forecast/batch              64 × naive (forecasts per second = requests × 64), BENCH_BATCH_CONNECTIONS (8)
  * Then, at moderate load, one request at a time: the p50 of the bare route and of the metered naive
- * forecast, timed in this process (BENCH_SEQUENTIAL of each, 400).
+ * forecast, timed in this process (BENCH_SEQUENTIAL of each, 400); on PostgreSQL once more on a
+ * second server with the API-key lookup cache off (CREDENTIAL_CACHE_SECONDS=0, ADR 0025).
  * Ratios are taken within one server's run (the machine is shared, absolute figures drift).
  * PostgreSQL runs in a fresh database created for the run and dropped after it
  * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test names the server to
@@ -66,6 +67,8 @@ interface BackendResult {
   ratios: Record<string, number>;
   /** Moderate load: one request at a time, timed in this process (sub-millisecond). */
   sequential: { requests: number; bare_p50_ms: number; naive_p50_ms: number; overhead_p50_ms: number };
+  /** PostgreSQL: the same, right after, on a second server with the API-key lookup cache off (ADR 0025). */
+  sequential_without_credential_cache?: BackendResult['sequential'];
 }
 
 const series = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 12) + i * 0.5);
@@ -213,7 +216,20 @@ async function runBackend(backend: 'sqlite' | 'postgres'): Promise<BackendResult
     console.log(
       `${backend.padEnd(8)} one request at a time: bare p50 ${sequential.bare_p50_ms} ms, naive p50 ${sequential.naive_p50_ms} ms, overhead ${sequential.overhead_p50_ms} ms`,
     );
-    return { backend, steps, ratios, sequential };
+    let uncached: BackendResult['sequential'] | undefined;
+    if (pgdb) {
+      // The same key on a second server with CREDENTIAL_CACHE_SECONDS=0: every request looks its key up.
+      const plain = await startServer({ RATE_LIMIT_FREE_PER_MINUTE: '1000000000', DATABASE_URL: pgdb.url, CREDENTIAL_CACHE_SECONDS: '0' });
+      try {
+        uncached = await sequentialLatency(plain.base, post(naiveBody));
+      } finally {
+        await plain.stop();
+      }
+      console.log(
+        `${backend.padEnd(8)} one request at a time, credential cache off: bare p50 ${uncached.bare_p50_ms} ms, naive p50 ${uncached.naive_p50_ms} ms, overhead ${uncached.overhead_p50_ms} ms`,
+      );
+    }
+    return { backend, steps, ratios, sequential, ...(uncached ? { sequential_without_credential_cache: uncached } : {}) };
   } finally {
     await server.stop();
     await pgdb?.drop();
@@ -299,7 +315,11 @@ const table = (r: BackendResult): string =>
       (r.ratios.naive_over_auth_server_cpu !== undefined ? `; server CPU per request, naive ÷ auth-only ${r.ratios.naive_over_auth_server_cpu}.` : '.'),
     '',
     `Moderate load, one request at a time (${r.sequential.requests} of each, timed in the client): GET /healthz p50 ${r.sequential.bare_p50_ms} ms, ` +
-      `metered naive forecast p50 ${r.sequential.naive_p50_ms} ms: **${r.sequential.overhead_p50_ms} ms** over the bare route.`,
+      `metered naive forecast p50 ${r.sequential.naive_p50_ms} ms: **${r.sequential.overhead_p50_ms} ms** over the bare route.` +
+      (r.sequential_without_credential_cache
+        ? ` Right after, on a second server with the API-key lookup cache off (\`CREDENTIAL_CACHE_SECONDS=0\`, ADR 0025): bare ${r.sequential_without_credential_cache.bare_p50_ms} ms, ` +
+          `forecast ${r.sequential_without_credential_cache.naive_p50_ms} ms, ${r.sequential_without_credential_cache.overhead_p50_ms} ms over the bare route.`
+        : ''),
     '',
   ].join('\n');
 const md = `# HTTP path benchmark: the ladder
