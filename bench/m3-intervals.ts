@@ -216,9 +216,17 @@ function filledWeighted(p: number): Rule {
   return (zw, horizon, c) => {
     const ws = withPartial(zw, horizon, c, 3, 'all');
     const perStep = new Array<number>(horizon).fill(0);
-    for (const w of ws) w.forEach((v, h) => Number.isFinite(v) && perStep[h]!++);
+    for (const w of ws) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v)) perStep[h]!++;
+      });
+    }
     const pts: [number, number][] = [];
-    for (const w of ws) w.forEach((v, h) => Number.isFinite(v) && pts.push([v, 1 / perStep[h]!]));
+    for (const w of ws) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v)) pts.push([v, 1 / perStep[h]!]);
+      });
+    }
     if (pts.length === 0) return null;
     pts.sort((a, b) => a[0] - b[0]);
     const total = pts.reduce((a, x) => a + x[1], 0);
