@@ -6,6 +6,10 @@
  * 80% coverage and WQL over the deciles (as bench/m3-accuracy.ts scores them) per frequency.
  *   SHARED_DIR=/work/shared nice -n 15 node bench/m3-intervals.ts --every 10 [--models naive,theta] [--windows 5]
  *   ... --from /tmp/z.json          # re-score saved backtests (written with --save /tmp/z.json)
+ *   --offset 5                      # another subset (series i with i % every == offset)
+ *   --partial                       # also backtests at later origins for series with few windows
+ *   RULES=conformal BY_WINDOWS=1    # the conformal-rank rules (ADR 0025); coverage by origins
+ *                                   # (BY_WINDOWS=yearly: one frequency)
  * Writes bench/results/m3-intervals.{json,md}. In-process, one thread (a study, not a speed figure).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
