@@ -6,20 +6,24 @@
  * 80% coverage and WQL over the deciles (as bench/m3-accuracy.ts scores them) per frequency.
  *   SHARED_DIR=/work/shared nice -n 15 node bench/m3-intervals.ts --every 10 [--models naive,theta] [--windows 5]
  *   ... --from /tmp/z.json          # re-score saved backtests (written with --save /tmp/z.json)
+ *   --offset 5                      # another subset (series i with i % every == offset)
+ *   --partial                       # also backtests at later origins for series with few windows
+ *   RULES=conformal BY_WINDOWS=1    # the conformal-rank rules (ADR 0026); coverage by origins
+ *                                   # (BY_WINDOWS=yearly: one frequency)
  * Writes bench/results/m3-intervals.{json,md}. In-process, one thread (a study, not a speed figure).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FitContext } from '../src/engine/models/common.ts';
-import { calibrationMinTrain, CALIBRATION_WINDOWS } from '../src/engine/models/common.ts';
+import { calibrationOptions, CALIBRATION_WINDOWS } from '../src/engine/models/common.ts';
 import { arimaForecast } from '../src/engine/models/arima.ts';
 import { comboForecast } from '../src/engine/models/combo.ts';
 import { etsForecast } from '../src/engine/models/ets.ts';
 import { mstlForecast } from '../src/engine/models/mstl.ts';
 import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
 import { thetaForecast } from '../src/engine/models/theta.ts';
-import { backtestZ, factorFromZ } from '../src/engine/stats/calibrate.ts';
+import { backtestZ, calibrationOrigins, factorFromZ } from '../src/engine/stats/calibrate.ts';
 import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
 import { qnorm } from '../src/engine/stats/normal.ts';
 import { FREQUENCIES, loadM3, repoRoot } from './lib/m3.ts';
@@ -38,15 +42,18 @@ const FITTERS: Record<string, (y: readonly number[], ctx: FitContext) => Gaussia
 const { values } = parseArgs({
   options: {
     every: { type: 'string', default: '10' },
+    offset: { type: 'string', default: '0' },
     models: { type: 'string' },
     windows: { type: 'string', default: '5' },
     save: { type: 'string' },
     from: { type: 'string' },
+    partial: { type: 'boolean', default: false },
     out: { type: 'string', default: 'm3-intervals' },
   },
 });
 const every = Number(values.every);
-const series = loadM3().filter((_, i) => i % every === 0);
+const offset = Number(values.offset);
+const series = loadM3().filter((_, i) => i % every === offset);
 const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
 interface Case {
@@ -56,6 +63,14 @@ interface Case {
   sdHigh: number[];
   /** |z| per backtest window (newest first), per step. */
   z: number[][];
+  /** The same for the search run again (`GaussianForecast.research`, auto-arima on short series); pooled with z as the service does. */
+  zr?: number[][];
+  /**
+   * With --partial, for series with fewer than --windows origins: |z| of the later origins
+   * n - H + k (k = 1 .. H - 1, index k - 1), each scoring the n - o steps it can (NaN where the
+   * origin is below the minimum training length); the refit of the chosen model.
+   */
+  zp?: number[][];
 }
 type Data = Record<string, Case[]>;
 
@@ -73,8 +88,25 @@ else {
       const fc = fit(s.train, ctx);
       const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
       const windows = Number(values.windows);
-      const z = backtestZ(s.train, s.horizon, refit, { windows, minTrain: calibrationMinTrain(4, s.seasonality) });
-      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z };
+      const opts = { ...calibrationOptions(4, s.seasonality), windows };
+      const z = backtestZ(s.train, s.horizon, refit, opts);
+      const zr = fc.research ? backtestZ(s.train, s.horizon, fc.research, opts) : undefined;
+      let zp: number[][] | undefined;
+      const n = s.train.length;
+      if (values.partial && calibrationOrigins(n, s.horizon, opts).length < windows) {
+        zp = [];
+        for (let k = 1; k < s.horizon; k++) {
+          const o = n - s.horizon + k;
+          if (o <= Math.max(opts.minTrain, n - s.horizon)) {
+            zp.push([]);
+            continue;
+          }
+          // One window at origin o: backtestZ on the series cut at o + (n - o) = n, one window.
+          const w = backtestZ(s.train, n - o, refit, { windows: 1, minTrain: o });
+          zp.push(w[0] ?? []);
+        }
+      }
+      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z, ...(zr ? { zr } : {}), ...(zp ? { zp } : {}) };
     });
     console.log(`${model}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
@@ -82,7 +114,7 @@ else {
 }
 
 /** A calibration rule: the factor (or one per step) from a series' backtest windows (null = leave as is). */
-type Rule = (z: number[][], horizon: number) => number | number[] | null;
+type Rule = (z: number[][], horizon: number, c: Case) => number | number[] | null;
 const Z80 = qnorm(0.9);
 function typeSeven(sorted: readonly number[], p: number): number {
   const h = (sorted.length - 1) * p;
@@ -135,9 +167,110 @@ function sloped(windows: number, level: number, lo: number, hi: number): Rule {
     return Array.from({ length: horizon }, (_, h) => Math.min(5, Math.max(0.2, base * g(h))));
   };
 }
+/** Finite |z| of every window, ascending. */
+function pooledZ(zw: readonly (readonly number[])[]): number[] {
+  return zw
+    .flat()
+    .filter((v) => Number.isFinite(v))
+    .sort((a, b) => a - b);
+}
+/**
+ * Type-6 quantile: rank p (N + 1) among N values, interpolated; beyond the largest value the largest.
+ * For N values exchangeable with a new one, P(new <= that quantile) = p on average (split conformal).
+ */
+function typeSix(sorted: readonly number[], p: number): number {
+  const r = p * (sorted.length + 1);
+  if (r >= sorted.length) return sorted[sorted.length - 1]!;
+  if (r <= 1) return sorted[0]!;
+  const lo = Math.floor(r);
+  return sorted[lo - 1]! + (r - lo) * (sorted[lo]! - sorted[lo - 1]!);
+}
+function byQuantile(q: (sorted: number[], windows: number) => number): Rule {
+  return (zw) => {
+    const z = pooledZ(zw);
+    if (z.length === 0) return null;
+    return Math.min(5, Math.max(0.2, q(z, zw.length) / Z80));
+  };
+}
+/** The backtest windows plus partial ones at later origins (Case.zp) for series with fewer than `target`. */
+function withPartial(zw: number[][], horizon: number, c: Case, target: number, which: 'half' | 'all' | 'one'): number[][] {
+  const out = [...zw];
+  const full = c.z.length;
+  if (!c.zp || full >= target) return out;
+  const stride = which === 'half' ? Math.max(1, Math.ceil(horizon / 2)) : 1;
+  let added = 0;
+  for (let k = stride; k < horizon; k += stride) {
+    const w = c.zp[k - 1];
+    if (!w || w.length === 0) continue;
+    if (which !== 'all' && full + added >= target) break;
+    out.push(w);
+    added++;
+  }
+  return out;
+}
+function filled(target: number, which: 'half' | 'all' | 'one', q: (sorted: number[]) => number): Rule {
+  return (zw, horizon, c) => {
+    const z = pooledZ(withPartial(zw, horizon, c, target, which));
+    if (z.length === 0) return null;
+    return Math.min(5, Math.max(0.2, q(z) / Z80));
+  };
+}
+/** Each step weighs the same in the quantile (the test scores every step once); level p (1 + 1/N). */
+function filledWeighted(p: number): Rule {
+  return (zw, horizon, c) => {
+    const ws = withPartial(zw, horizon, c, 3, 'all');
+    const perStep = new Array<number>(horizon).fill(0);
+    for (const w of ws) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v)) perStep[h]!++;
+      });
+    }
+    const pts: [number, number][] = [];
+    for (const w of ws) {
+      w.forEach((v, h) => {
+        if (Number.isFinite(v)) pts.push([v, 1 / perStep[h]!]);
+      });
+    }
+    if (pts.length === 0) return null;
+    pts.sort((a, b) => a[0] - b[0]);
+    const total = pts.reduce((a, x) => a + x[1], 0);
+    const level = Math.min(1, p * (1 + 1 / pts.length));
+    let cum = 0;
+    let v = pts[pts.length - 1]![0];
+    for (const [x, w] of pts) {
+      cum += w / total;
+      if (cum >= level - 1e-12) {
+        v = x;
+        break;
+      }
+    }
+    return Math.min(5, Math.max(0.2, v / Z80));
+  };
+}
 const RULES: Record<string, Rule> = {
   none: () => 1,
-  [`the service's (${CALIBRATION_WINDOWS} windows, Q0.85, no shrinking)`]: (z) => factorFromZ(z.slice(0, CALIBRATION_WINDOWS))?.factor ?? null,
+  [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, one origin widened)`]: (z, _h, c) =>
+    factorFromZ(z, Math.max(c.z.length, c.zr?.length ?? 0))?.factor ?? null,
+  ...(process.env.RULES === 'conformal'
+    ? {
+        'before 2026-11-26 pm: type-7 Q0.85': byQuantile((z) => typeSeven(z, 0.85)),
+        'type-7 q0.8': byQuantile((z) => typeSeven(z, 0.8)),
+        'type-6 q0.8, one origin not widened': (z) => {
+          const f = factorFromZ(z, 2);
+          return f ? Math.min(5, Math.max(0.2, f.rawFactor)) : null;
+        },
+        'type-6 q0.8 (conformal, interpolated)': byQuantile((z) => typeSix(z, 0.8)),
+        'order statistic ceil(0.8 (N + 1))': byQuantile((z) => z[Math.min(z.length, Math.ceil(0.8 * (z.length + 1))) - 1]!),
+        'type-6 q0.8 + 0.2/(J+1)': byQuantile((z, j) => typeSix(z, 0.8 + 0.2 / (j + 1))),
+        'type-6 q0.82': byQuantile((z) => typeSix(z, 0.82)),
+        'fill to 3 windows at stride ceil(H/2) after n - H, type-6 q0.8': filled(3, 'half', (z) => typeSix(z, 0.8)),
+        'fill with every later origin, type-6 q0.8': filled(3, 'all', (z) => typeSix(z, 0.8)),
+        'fill with every later origin, service q': filled(3, 'all', (z) => typeSeven(z, 0.85)),
+        'fill to 3 at stride 1, type-6 q0.8': filled(3, 'one', (z) => typeSix(z, 0.8)),
+        'fill with every later origin, step-weighted q0.8(1+1/N)': filledWeighted(0.8),
+        'type-6 q0.85': byQuantile((z) => typeSix(z, 0.85)),
+      }
+    : {}),
   ...(process.env.RULES === 'all'
     ? {
         'before 2026-11-26: w3 q0.85, log c shrunk by k/(k+0.5)': variant(3, 0.85, 0.5),
@@ -164,7 +297,7 @@ function score(model: string, rule: Rule, idx: readonly number[]): { coverage: n
   for (const i of idx) {
     const s = series[i]!;
     const c = data[model]![i]!;
-    const r = rule(c.z, s.horizon) ?? 1;
+    const r = rule([...c.z, ...(c.zr ?? [])], s.horizon, c) ?? 1;
     const fAt = (h: number): number => (typeof r === 'number' ? r : r[h]!);
     const nonNeg = s.train.every((v) => v >= 0);
     const floor = (v: number): number => (nonNeg ? Math.max(0, v) : v);
@@ -207,6 +340,32 @@ for (const [name, rule] of Object.entries(RULES)) {
     lines.push(`| ${model} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`);
   }
   lines.push('');
+}
+if (process.env.BY_WINDOWS) {
+  // Coverage by the number of backtest windows a series had (all frequencies together).
+  for (const [name, rule] of Object.entries(RULES)) {
+    lines.push(`### by windows, rule: ${name}`, '', '| model | 1 | 2 | 3 | 4-6 |', '|---|---|---|---|---|');
+    for (const model of Object.keys(data)) {
+      const cells = [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [4, 6],
+      ].map(([a, b]) => {
+        const idx = series
+          .map((_, i) => i)
+          .filter((i) => {
+            if (process.env.BY_WINDOWS !== '1' && series[i]!.frequency !== process.env.BY_WINDOWS) return false;
+            const c = data[model]![i]!;
+            const j = c.z.length + (c.zr?.length ?? 0);
+            return j >= a! && j <= b!;
+          });
+        return idx.length === 0 ? '-' : `${(100 * score(model, rule, idx).coverage).toFixed(1)}% (${idx.length})`;
+      });
+      lines.push(`| ${model} | ${cells.join(' | ')} |`);
+    }
+    lines.push('');
+  }
 }
 console.log(lines.join('\n'));
 const dir = path.join(repoRoot, 'bench', 'results');

@@ -5,7 +5,7 @@ import { comboForecast } from '../../src/engine/models/combo.ts';
 import { etsForecast } from '../../src/engine/models/ets.ts';
 import { mstlPeriods, mstlForecast } from '../../src/engine/models/mstl.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
-import { calibrationFactor, calibrationOrigins } from '../../src/engine/stats/calibrate.ts';
+import { calibrationFactor, calibrationOrigins, conformalQuantile, factorFromZ, ONE_ORIGIN_WIDENING } from '../../src/engine/stats/calibrate.ts';
 import { autoEts, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
 import { nmmin } from '../../src/engine/stats/nmmin.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
@@ -104,6 +104,46 @@ describe('interval calibration on backtests', () => {
     assert.deepEqual(calibrationOrigins(20, 10, { windows: 3, minTrain: 8 }), [10, 8]);
     assert.deepEqual(calibrationOrigins(8, 10, { windows: 3, minTrain: 8 }), []);
   });
+  it('a series too short for a whole-horizon window after two seasons backtests from n - H on fewer points', () => {
+    // Quarterly, 16 points, horizon 8: two seasons and two points (10) would leave a window of 6 steps.
+    assert.deepEqual(calibrationOrigins(16, 8, { windows: 3, minTrain: 10 }), [10]);
+    assert.deepEqual(calibrationOrigins(16, 8, { windows: 3, minTrain: 10, minTrainNewest: 8 }), [8]);
+    // Long enough for the seasonal minimum: the usual origins; too short even for 8 points: as before.
+    assert.deepEqual(calibrationOrigins(40, 8, { windows: 3, minTrain: 10, minTrainNewest: 8 }), [32, 28, 24]);
+    assert.deepEqual(calibrationOrigins(14, 8, { windows: 3, minTrain: 10, minTrainNewest: 8 }), [10]);
+  });
+  it('the conformal quantile covers a new exchangeable value with probability close to p, whatever the count', () => {
+    assert.equal(conformalQuantile([1, 2, 3, 4, 5, 6, 7, 8, 9], 0.8), 8);
+    assert.equal(conformalQuantile([1, 2, 3, 4], 0.8), 4);
+    close(conformalQuantile([1, 2, 3, 4, 5], 0.8), 4.8, 1e-12, 'interpolated');
+    const draw = gaussian(mulberry32(5));
+    for (const n of [6, 18, 54]) {
+      let inside = 0;
+      const trials = 20_000;
+      for (let t = 0; t < trials; t++) {
+        const z = Array.from({ length: n }, () => Math.abs(draw())).sort((a, b) => a - b);
+        if (Math.abs(draw()) <= conformalQuantile(z, 0.8)) inside++;
+      }
+      // Between the coverage of the order statistics either side of rank 0.8 (n + 1), k / (n + 1);
+      // the type-7 quantile at 0.85 used before covered 75% for n = 6 and 84% for n = 54.
+      const r = 0.8 * (n + 1);
+      const cover = inside / trials;
+      assert.ok(cover >= Math.floor(r) / (n + 1) - 0.01 && cover <= Math.ceil(r) / (n + 1) + 0.01, `n = ${n}: ${cover}`);
+      close(cover, 0.8, 0.025, `n = ${n}`);
+    }
+  });
+  it('backtests from one origin widen the factor; from two or more they do not', () => {
+    const z = [[0.2, 0.5, 0.9, 1.3, 1.8, 2.4]];
+    const one = factorFromZ(z)!;
+    const pooledTwice = factorFromZ([...z, ...z], 1)!;
+    const two = factorFromZ([...z, ...z], 2)!;
+    close(one.rawFactor, conformalQuantile(z[0]!, 0.8) / 1.2815515655446004, 1e-12, 'raw');
+    close(one.factor, one.rawFactor * ONE_ORIGIN_WIDENING, 1e-12, 'one origin');
+    assert.equal(one.origins, 1);
+    // auto-arima's refit and research windows at the same origin count as one origin.
+    close(pooledTwice.factor, pooledTwice.rawFactor * ONE_ORIGIN_WIDENING, 1e-12, 'two windows, one origin');
+    close(two.factor, two.rawFactor, 1e-12, 'two origins');
+  });
   it('widens intervals that are too narrow and narrows intervals that are too wide', () => {
     const withSd = (sd: number) => (train: number[], h: number) => ({
       mean: new Array<number>(h).fill(train[train.length - 1]!),
@@ -169,6 +209,19 @@ describe('interval calibration on backtests', () => {
     const cal = fc!.info?.calibration as { factor: number; windows: number };
     assert.equal(cal.windows, 3);
     assert.ok(cal.factor > 0);
+  });
+  it('a short quarterly series is calibrated on one window over the whole horizon, widened', async () => {
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
+    const [fc] = await impl.forecast(
+      { model: 'naive', series: [walk.slice(0, 16)], horizon: 8, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 4, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    const cal = fc!.info?.calibration as { factor: number; rawFactor: number; windows: number; origins: number; errors: number };
+    assert.equal(cal.windows, 1);
+    assert.equal(cal.origins, 1);
+    // All 8 steps scored (a window after two seasons and two points would have scored 6).
+    assert.equal(cal.errors, 8);
+    close(cal.factor, Math.min(5, Math.max(0.2, cal.rawFactor * ONE_ORIGIN_WIDENING)), 1e-12, 'widened');
   });
   it('a job without quantiles or samples skips the calibration: same mean, no backtest refits', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'auto-ets')!;

@@ -1,6 +1,6 @@
 import { EngineError } from '../types.ts';
 import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
-import { backtestZ, factorFromZ, scaleForecast } from '../stats/calibrate.ts';
+import { backtestZ, factorFromZ, scaleForecast, type CalibrationOptions } from '../stats/calibrate.ts';
 import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
 import { fillMissing } from '../stats/prepare.ts';
 import { seriesSeed } from '../stats/prng.ts';
@@ -96,21 +96,34 @@ export function calibrationMinTrain(minPoints: number, seasonLength: number): nu
   return Math.max(minPoints, 8, seasonLength > 1 ? 2 * seasonLength + 2 : 0);
 }
 
+/**
+ * The backtest plan of every statistical model: CALIBRATION_WINDOWS origins with the history of
+ * `calibrationMinTrain`; a series too short for a window over the whole horizon with that history
+ * gets one at n - H from the model's minimum and 8 points (a quarterly series of 16 points, horizon
+ * 8: one window of 8 points forecasting 8, not one of 10 forecasting 6; stats/calibrate.ts).
+ */
+export function calibrationOptions(minPoints: number, seasonLength: number): CalibrationOptions {
+  return { windows: CALIBRATION_WINDOWS, minTrain: calibrationMinTrain(minPoints, seasonLength), minTrainNewest: Math.max(minPoints, 8) };
+}
+
 function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
-  const minTrain = calibrationMinTrain(minPoints, seasonLength);
   // A model that chose its specification by a search (ETS form, ARIMA orders) refits that
   // specification only (`fc.refit`): the backtests measure the chosen model's errors at a
   // fraction of the search's cost (auto-arima on 1,000 hourly points: one CSS-ML fit instead of
   // dozens). Models without a search are refitted in full.
   const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength }));
-  const opts = { windows: CALIBRATION_WINDOWS, minTrain };
-  // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts).
+  const opts = calibrationOptions(minPoints, seasonLength);
+  // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts),
+  // at the same origins.
   const z = backtestZ(y, horizon, refit, opts);
-  if (fc.research) z.push(...backtestZ(y, horizon, fc.research, opts));
-  const cal = factorFromZ(z);
+  const again = fc.research ? backtestZ(y, horizon, fc.research, opts) : [];
+  const cal = factorFromZ([...z, ...again], Math.max(z.length, again.length));
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
-  return { ...out, info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, errors: cal.errors } } };
+  return {
+    ...out,
+    info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, origins: cal.origins, errors: cal.errors } },
+  };
 }
 
 /** Root-mean-square of the finite values (0 when none). */
