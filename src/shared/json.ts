@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { NumericColumns } from './numeric-columns.ts';
 
 /**
  * JSON helpers for large or hostile values. Both walk iteratively or in slices, so neither a
@@ -289,6 +290,8 @@ function* walk(value: unknown, maxDepth: number): Generator<void, JsonProblem | 
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
+    // Numbers only (read into typed columns by the sliced parser): no string, no nesting.
+    if (v instanceof NumericColumns) continue;
     if (f.depth >= maxDepth) return { path: pathOf(f), msg: `Nested deeper than ${maxDepth} levels`, type: 'too_deep' };
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) {

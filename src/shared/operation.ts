@@ -96,6 +96,12 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
    * set by `idempotent()` (src/idempotency/operation.ts), which also wraps `run`/`runSerialised`.
    */
   idempotent?: boolean;
+  /**
+   * REST: large arrays under these member names of a large body are read by the sliced parser into
+   * typed columns (src/shared/numeric-columns.ts) when they hold only numbers and nulls (rows of
+   * 1..maxWidth of them); the operation must accept a NumericColumns there (prepareForecast does).
+   */
+  bodyColumns?: { keys: ReadonlySet<string>; maxWidth: number };
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
