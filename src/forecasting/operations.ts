@@ -31,7 +31,7 @@ const QUOTE_EXAMPLE = {
 };
 
 /** A large `target` is read into typed columns as it is parsed (prepareForecast takes them as they are). */
-const TARGET_COLUMNS = { keys: new Set(['target']), maxWidth: LIMITS.maxVariates };
+const TARGET_COLUMNS = { key: 'target', within: 'inputs', maxWidth: LIMITS.maxVariates };
 
 export const forecastOperations = [
   idempotent(

@@ -19,7 +19,7 @@ import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
+import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
 /**
  * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed in slices, then walked,
@@ -37,7 +37,7 @@ declare module 'fastify' {
     /** Headers of the route's 200 answer, as OpenAPI header schemas (the cost headers of credit-spending operations). */
     responseHeaders?: Record<string, { type: string; description: string }>;
     /** Large numeric arrays of the body read into typed columns (the operation's `bodyColumns`). */
-    bodyColumns?: { keys: ReadonlySet<string>; maxWidth: number };
+    bodyColumns?: ColumnsOption;
   }
 }
 

@@ -26,12 +26,19 @@ export interface SlicedOptions {
    */
   forbidPrototype?: boolean;
   /**
-   * Large arrays that are object members under one of these keys (a forecast's `target`) are read
-   * into a NumericColumns (src/shared/numeric-columns.ts) when every item is a finite number or
-   * null, or every item a row of such values of one width in 1..maxWidth; otherwise (or when the
-   * array is small enough to be parsed natively) as plain JSON. Default: none.
+   * A large array under member `key` of an object that is an item of an array under member
+   * `within` (a forecast's `inputs[].target`, at any depth: a batch's `requests[].inputs[].target`
+   * too) is read into a NumericColumns (src/shared/numeric-columns.ts) when every item is a finite
+   * number or null, or every item a row of such values of one width in 1..maxWidth; otherwise (or
+   * when the array is small enough to be parsed natively) as plain JSON. Default: none.
    */
-  columns?: { keys: ReadonlySet<string>; maxWidth: number };
+  columns?: ColumnsOption;
+}
+
+export interface ColumnsOption {
+  key: string;
+  within: string;
+  maxWidth: number;
 }
 
 class Unexpected extends Error {}
@@ -185,7 +192,7 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
                 key,
                 state: 'open',
                 start: i + 1,
-                cols: key !== null && columns?.keys.has(key) ? new ColumnsBuilder(columns.maxWidth) : undefined,
+                cols: columnsHere(key) ? new ColumnsBuilder((columns as ColumnsOption).maxWidth) : undefined,
               }
             : { kind: 'object', value: {}, key, state: 'open', start: i + 1 };
         stack.push(frame);
@@ -216,6 +223,13 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
       return 'closed';
     }
     throw new Unexpected('comma or closing bracket expected');
+  };
+  /** Whether an array opened now under `key` is `within[].key` (the open object is an item of the array under `within`). */
+  const columnsHere = (key: string | null): boolean => {
+    if (!columns || key !== columns.key) return false;
+    const item = stack[stack.length - 1];
+    const list = stack[stack.length - 2];
+    return item?.kind === 'object' && item.key === null && list?.kind === 'array' && list.key === columns.within;
   };
   /** An array whose items do not fit columns: read again from its first item, as plain JSON. */
   const readAsJson = (frame: Frame) => {

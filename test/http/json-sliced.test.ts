@@ -22,7 +22,7 @@ test('parseJsonSliced gives what JSON.parse gives, for any JSON text and any sli
 });
 
 test('with `columns`, a large numeric array under a listed key becomes typed columns; anything else is read as JSON.parse reads it', async () => {
-  const columns = { keys: new Set(['target']), maxWidth: 3 };
+  const columns = { key: 'target', within: 'inputs', maxWidth: 3 };
   // Targets that fit columns (rows of one width, flat numbers, nulls) and targets that do not (ragged, too wide, strings, nested deeper, mixed).
   const cell = fc.oneof(fc.constant(null), fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
   const fits = fc.oneof(
@@ -51,17 +51,21 @@ test('with `columns`, a large numeric array under a listed key becomes typed col
   );
   // With default thresholds, a large one is read into columns; a row that does not fit, anywhere, makes it plain JSON.
   const rows = Array.from({ length: 5000 }, (_, i) => [i, i % 7 === 0 ? null : i / 3]);
-  const big = (await parseJsonSliced(JSON.stringify({ target: rows }), { columns })) as { target: NumericColumns };
-  assert.ok(big.target instanceof NumericColumns);
-  assert.deepEqual(Array.from(big.target.columns[0] as Float64Array).slice(0, 3), [0, 1, 2]);
-  assert.ok(Number.isNaN((big.target.columns[1] as Float64Array)[0] as number));
+  type Body = { inputs: [{ target: unknown; metadata?: { target: unknown } }]; target?: unknown };
+  const big = (await parseJsonSliced(JSON.stringify({ inputs: [{ target: rows, metadata: { target: rows } }], target: rows }), { columns })) as Body;
+  const cols = big.inputs[0].target as NumericColumns;
+  assert.ok(cols instanceof NumericColumns);
+  assert.deepEqual(Array.from(cols.columns[0] as Float64Array).slice(0, 3), [0, 1, 2]);
+  assert.ok(Number.isNaN((cols.columns[1] as Float64Array)[0] as number));
+  // Only inputs[].target: the same array anywhere else stays plain JSON.
+  assert.ok(Array.isArray(big.target) && Array.isArray(big.inputs[0].metadata?.target));
   for (const bad of [[1, 2, 3, 4], [1], ['1', 2], [1, [2]], 1]) {
-    const text = JSON.stringify({ target: [...rows.slice(0, 4000), bad, ...rows.slice(4000)] });
+    const text = JSON.stringify({ inputs: [{ target: [...rows.slice(0, 4000), bad, ...rows.slice(4000)] }] });
     assert.deepEqual(await parseJsonSliced(text, { columns }), JSON.parse(text), JSON.stringify(bad));
   }
   // A number JSON.parse reads as Infinity is left to the schema (z.number() refuses it).
-  const huge = `{"target":[${rows.map((r) => JSON.stringify(r)).join(',')},[1e400,1]]}`;
-  assert.ok(Array.isArray(((await parseJsonSliced(huge, { columns })) as { target: unknown }).target));
+  const huge = `{"inputs":[{"target":[${rows.map((r) => JSON.stringify(r)).join(',')},[1e400,1]]}]}`;
+  assert.ok(Array.isArray(((await parseJsonSliced(huge, { columns })) as Body).inputs[0].target));
 });
 
 test('parseJsonSliced refuses what JSON.parse refuses (a text with one character dropped or added)', async () => {
