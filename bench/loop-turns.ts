@@ -4,7 +4,10 @@
  * (so the client's work is not on the measured loop), while this thread records its own turns:
  * the longest gap between two ticks of a 1 ms timer, `monitorEventLoopDelay` (1 ms resolution),
  * and every garbage collection pause (PerformanceObserver 'gc': kind and length), each long gap
- * listed with the GC pauses inside it. Cheaper and less load-sensitive than bench:abuse.
+ * listed with the GC pauses inside it, and the most CPU time this thread spent between two ticks
+ * (`longest_turn_cpu_ms`, process.threadCpuUsage: the work of the longest turn without the time the
+ * thread waited for a core, which on a shared machine is most of a long gap). Cheaper and less
+ * load-sensitive than bench:abuse.
  *   npx node bench/loop-turns.ts [name regex] [repeats]
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/loop-turns.ts 'largest input'   (then read the profile)
  *   node --trace-gc bench/loop-turns.ts 'largest input'
@@ -89,8 +92,19 @@ for (const s of SCENARIOS) {
     gcs = [];
     const gaps: { at: number; ms: number }[] = [];
     let last = performance.now();
+    // The main thread's own CPU time between two ticks: the work of that turn, without the time the
+    // thread waited for a core (on a busy machine the wall-clock gap is mostly that).
+    const cpuNow = () => {
+      const c = process.threadCpuUsage();
+      return (c.user + c.system) / 1000;
+    };
+    let lastCpu = cpuNow();
+    let longestCpu = 0;
     const tick = setInterval(() => {
       const now = performance.now();
+      const cpu = cpuNow();
+      longestCpu = Math.max(longestCpu, cpu - lastCpu);
+      lastCpu = cpu;
       if (now - last > 20) {
         gaps.push({ at: last, ms: now - last });
         // The same stretch on the clock of a CPU profile (microseconds), to read the profile's samples inside it.
@@ -113,6 +127,7 @@ for (const s of SCENARIOS) {
         ...(results[0]?.error && !/refused/.test(s.name) ? { error: results[0].error } : {}),
         seconds: Math.round(seconds * 100) / 100,
         longest_turn_ms: round(longest),
+        longest_turn_cpu_ms: round(longestCpu),
         loop_delay_p99_ms: round(h.percentile(99) / 1e6),
         loop_delay_max_ms: round(h.max / 1e6),
         turns_over_20ms: gaps.length,
