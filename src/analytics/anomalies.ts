@@ -9,7 +9,7 @@ import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Pl
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { matrixJson } from '../shared/json.ts';
 import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
-import { checkShapes, toColumns } from './cross-validation.ts';
+import { checkShapes, observedCount, toColumns } from './cross-validation.ts';
 import { checkOutputCap, runMetered } from './metered.ts';
 
 /** Scores of one series from index `from` on: NaN where the method has no prediction (or the value is missing). */
@@ -138,12 +138,16 @@ export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReques
   const issues: FieldIssue[] = [];
   // One input per turn of the event loop.
   const columns: number[][][] = [];
+  /** observedOf[i][v]: observed values of variate v of input i, counted in the same turn. */
+  const observedOf: number[][] = [];
   for (const x of req.inputs) {
-    columns.push(toColumns(x.target ?? []));
+    const cols = toColumns(x.target ?? []);
+    columns.push(cols);
+    observedOf.push(cols.map(observedCount));
     await nextTurn();
   }
   columns.forEach((cols, i) => {
-    const observed = Math.min(...cols.map((s) => s.filter((v) => !Number.isNaN(v)).length));
+    const observed = Math.min(...(observedOf[i] as number[]));
     if (observed < ANOMALY_LIMITS.minPoints) {
       issues.push({
         path: ['inputs', i, 'target'],
@@ -177,7 +181,7 @@ export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReques
   const from = columns.map((cols) => Math.max(0, (cols[0]?.length ?? 0) - (req.detection_size ?? Number.POSITIVE_INFINITY)));
   const scored = columns.reduce((a, cols, i) => a + cols.length * ((cols[0]?.length ?? 0) - from[i]!), 0);
   checkOutputCap(ctx, scored * NUMBERS_PER_POINT, `This detection (${scored} scored points × ${NUMBERS_PER_POINT} numbers)`);
-  const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + s.filter((v) => !Number.isNaN(v)).length, 0), 0);
+  const observed = observedOf.reduce((a, counts) => a + counts.reduce((b, n) => b + n, 0), 0);
   if (req.method === 'zscore') {
     // No model runs: priced as a statistical model's forecast that reads every value and returns one prediction per scored point.
     const usage = { input_tokens: observed, output_tokens: scored, total_tokens: observed + scored };

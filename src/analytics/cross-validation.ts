@@ -23,9 +23,8 @@ export function checkShapes(inputs: readonly { target?: readonly Step[] | undefi
   const issues: FieldIssue[] = [];
   inputs.forEach((x, i) => {
     const target = x.target ?? [];
-    const flat = target.every((s) => !Array.isArray(s));
     const width = Array.isArray(target[0]) ? target[0].length : 1;
-    const t = target.findIndex((s) => (flat ? false : !Array.isArray(s) || s.length !== width));
+    const t = brokenStep(target);
     if (t >= 0) {
       issues.push({
         path: ['inputs', i, 'target', t],
@@ -35,6 +34,32 @@ export function checkShapes(inputs: readonly { target?: readonly Step[] | undefi
     }
   });
   if (issues.length > 0) throw new ValidationFailure(issues);
+}
+
+/**
+ * The first step that breaks a target's shape (all numbers, or all arrays of the first step's
+ * width), or -1; a target starting with a number that holds an array anywhere breaks at step 0. In
+ * plain loops: 10 targets of 100,000 steps were 15–30 ms of one turn with every/findIndex.
+ */
+function brokenStep(target: readonly Step[]): number {
+  const first = target[0];
+  if (!Array.isArray(first)) {
+    for (let t = 1; t < target.length; t++) if (Array.isArray(target[t])) return 0;
+    return -1;
+  }
+  const width = first.length;
+  for (let t = 0; t < target.length; t++) {
+    const s = target[t];
+    if (!Array.isArray(s) || s.length !== width) return t;
+  }
+  return -1;
+}
+
+/** Values of a column that are not NaN (observed), in a plain loop. */
+export function observedCount(xs: readonly number[]): number {
+  let n = 0;
+  for (let t = 0; t < xs.length; t++) if (!Number.isNaN(xs[t] as number)) n++;
+  return n;
 }
 
 /** A target as steps × variates with NaN for missing values. */

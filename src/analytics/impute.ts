@@ -7,7 +7,7 @@ import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { matrixJson } from '../shared/json.ts';
-import { checkShapes, toColumns } from './cross-validation.ts';
+import { checkShapes, observedCount, toColumns } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
 import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
 
@@ -95,7 +95,6 @@ export function blendGap(forward: readonly number[] | null, backward: readonly n
   });
 }
 
-const observedCount = (xs: readonly number[]): number => xs.reduce((a, v) => a + (Number.isNaN(v) ? 0 : 1), 0);
 const toTarget = (xs: readonly number[]): (number | null)[] => xs.map((v) => (Number.isNaN(v) ? null : v));
 
 interface ImputePlan {
@@ -116,13 +115,17 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
   checkShapes(req.inputs);
   // One input per turn of the event loop (1,000 inputs × 100,000 steps were one turn of seconds).
   const columns: number[][][] = [];
+  /** observedOf[i][v]: observed values of variate v of input i, counted in the same turn. */
+  const observedOf: number[][] = [];
   for (const x of req.inputs) {
-    columns.push(toColumns(x.target ?? []));
+    const cols = toColumns(x.target ?? []);
+    columns.push(cols);
+    observedOf.push(cols.map(observedCount));
     await nextTurn();
   }
   const issues: FieldIssue[] = [];
   columns.forEach((cols, i) => {
-    if (cols.some((s) => observedCount(s) === 0) || (cols[0]?.length ?? 0) === 0) {
+    if ((observedOf[i] as number[]).some((n) => n === 0) || (cols[0]?.length ?? 0) === 0) {
       issues.push({ path: ['inputs', i, 'target'], msg: `inputs[${i}] has a variate without any observed value: nothing to impute from`, type: 'value_error' });
     }
   });
@@ -139,7 +142,7 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
   }
   const values = columns.reduce((a, cols) => a + cols.length * (cols[0]?.length ?? 0), 0);
   checkOutputCap(ctx, 2 * values, `This imputation (${values} values and as many flags)`);
-  const observed = columns.reduce((a, cols) => a + cols.reduce((b, s) => b + observedCount(s), 0), 0);
+  const observed = observedOf.reduce((a, counts) => a + counts.reduce((b, n) => b + n, 0), 0);
   const missing = gaps.reduce((a, g) => a + g.end - g.start, 0);
   // An unknown model is 404 even when there is nothing to fill.
   const model = req.method === 'model' ? ctx.catalog.get(req.model) : null;

@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { filesStamp, NOT_DOWNLOADED } from './files.ts';
 import { modelAvailability } from './store/verify.ts';
 import { MODEL_IMPLS } from './registry.ts';
-import { EngineError, type Engine, type EngineOptionsPerJob, type ForecastJob, type ModelImpl, type ModelInfo, type SeriesForecast } from './types.ts';
+import { EngineError, type Engine, type EngineJob, type EngineOptionsPerJob, type ModelImpl, type ModelInfo, modelJob, type SeriesForecast } from './types.ts';
 import { validateJob } from './validate.ts';
 import type { EncodedForecast } from './encode.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
@@ -62,7 +62,7 @@ export interface EngineOptions {
 export const INLINE_MODELS: ReadonlySet<string> = new Set(['naive', 'seasonal-naive', 'drift']);
 export const INLINE_MAX_VALUES = 20_000;
 
-function inlineCost(job: ForecastJob): number {
+function inlineCost(job: EngineJob): number {
   let n = 0;
   for (const s of job.series) n += s.length;
   return n + job.series.length * job.horizon * (2 + job.quantileLevels.length + job.numSamples);
@@ -290,7 +290,7 @@ export function createEngine(options: EngineOptions): Engine {
       );
     },
 
-    async forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
+    async forecast(job: EngineJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       const status = info(impl);
@@ -305,7 +305,7 @@ export function createEngine(options: EngineOptions): Engine {
           return await inline(tenant, () => {
             startedAt = performance.now();
             if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
-            return impl.forecast(job, env);
+            return impl.forecast(modelJob(job), env);
           });
         } catch (err) {
           if (err instanceof EngineError) throw err;
@@ -363,7 +363,7 @@ export function createEngine(options: EngineOptions): Engine {
       return result.forecasts;
     },
 
-    runsInline: (job: ForecastJob) => INLINE_MODELS.has(job.model) && byId.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES,
+    runsInline: (job: EngineJob) => INLINE_MODELS.has(job.model) && byId.has(job.model) && inlineCost(job) <= INLINE_MAX_VALUES,
 
     stats: () => ({ running, waiting: waiting.length, runningByTenant: Object.fromEntries(runningBy), recycled }),
 

@@ -41,6 +41,22 @@ export interface ForecastJob {
   encode?: boolean;
 }
 
+/**
+ * A job as the service hands it to the engine (Engine.forecast): a series may be a Float64Array
+ * (the service's prepared columns), which crosses to a worker thread as one copy of its bytes
+ * instead of a clone of millions of numbers one by one on the event loop. Models get a ForecastJob
+ * of plain arrays (`modelJob`, run on the worker thread for pooled jobs).
+ */
+export interface EngineJob extends Omit<ForecastJob, 'series'> {
+  series: (number[] | Float64Array)[];
+}
+
+/** The job a model runs: every series a plain array. */
+export function modelJob(job: EngineJob): ForecastJob {
+  if (job.series.every((s) => Array.isArray(s))) return job as ForecastJob;
+  return { ...job, series: job.series.map((s) => (Array.isArray(s) ? s : Array.from(s))) };
+}
+
 export interface SeriesForecast {
   /** Point forecast (mean), `horizon` values. */
   mean: number[];
@@ -136,13 +152,13 @@ export interface Engine {
    * `opts.tenant` (the account) shares the threads fairly: a tenant runs at most its share of jobs
    * at once, its other jobs wait (bounded) while other tenants' jobs run.
    */
-  forecast(job: ForecastJob & { encode: true }, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast>;
-  forecast(job: ForecastJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
+  forecast(job: EngineJob & { encode: true }, opts?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast>;
+  forecast(job: EngineJob, opts?: EngineOptionsPerJob): Promise<SeriesForecast[]>;
   /**
    * True when `forecast` would run this job on the calling thread in microseconds (a trivial model
    * on a small job, ADR 0014): the caller may then run it before reserving its credits.
    */
-  runsInline?(job: ForecastJob): boolean;
+  runsInline?(job: EngineJob): boolean;
   /** Jobs admitted and not finished: running on a worker, and waiting for one (and running per tenant). */
   stats?(): {
     running: number;

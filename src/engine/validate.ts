@@ -1,7 +1,7 @@
-import { EngineError, type ForecastJob } from './types.ts';
+import { EngineError, type EngineJob } from './types.ts';
 
 /** Checks the parts of a job the contract promises, so no model ever sees a malformed one. */
-export function validateJob(job: ForecastJob): void {
+export function validateJob(job: EngineJob): void {
   if (!Number.isInteger(job.horizon) || job.horizon < 1) throw new EngineError('bad_input', `horizon must be an integer >= 1, got ${job.horizon}`);
   if (!Number.isInteger(job.numSamples) || job.numSamples < 0) throw new EngineError('bad_input', `numSamples must be an integer >= 0`);
   if (job.seasonLength !== null && (!Number.isInteger(job.seasonLength) || job.seasonLength < 1)) {
@@ -15,6 +15,8 @@ export function validateJob(job: ForecastJob): void {
   }
   if (!Array.isArray(job.series) || job.series.length === 0) throw new EngineError('bad_input', 'a job needs at least one series');
   job.series.forEach((s, i) => {
+    // A Float64Array holds numbers only (NaN = missing): nothing to check in it.
+    if (s instanceof Float64Array) return;
     if (!Array.isArray(s) || s.some((v) => typeof v !== 'number')) throw new EngineError('bad_input', `series ${i} must be an array of numbers`, i);
   });
 }

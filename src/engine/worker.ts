@@ -3,11 +3,12 @@ import { type MessagePort, threadId } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { type EncodedForecast, encodedBuffers, encodeForecasts } from './encode.ts';
 import { MODEL_IMPLS } from './registry.ts';
-import { EngineError, type EngineErrorKind, type ForecastJob, type JobTiming, type ModelEnv, type ModelImpl, type SeriesForecast } from './types.ts';
+import { EngineError, type EngineErrorKind, type EngineJob, type JobTiming, type ModelEnv, type ModelImpl, modelJob, type SeriesForecast } from './types.ts';
 
 /** What the pool sends a worker thread. */
 export interface WorkerTask {
-  job: ForecastJob;
+  /** Typed series arrive as copies of their bytes; the model gets plain arrays, made here on the worker thread. */
+  job: EngineJob;
   env: ModelEnv;
   /** The worker posts its threadId here as it picks the task up (the engine's running-time clock starts then). */
   started?: MessagePort;
@@ -27,12 +28,13 @@ export type WorkerResult = (
 
 export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask) => Promise<WorkerResult> {
   const byId = new Map(impls.map((m) => [m.info.id, m]));
-  return async ({ job, env, queuedAt, started: startedPort }) => {
+  return async ({ job: given, env, queuedAt, started: startedPort }) => {
     startedPort?.postMessage(threadId);
     startedPort?.close();
     const started = Date.now();
     const timing = (): JobTiming => ({ queueMs: queuedAt === undefined ? 0 : Math.max(0, started - queuedAt), runMs: Date.now() - started });
     try {
+      const job = modelJob(given);
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       // createEngine validated the job before sending it (validateJob): it is not checked twice.

@@ -39,10 +39,23 @@ export function blend(
   const outputs = first.outputs.map((out0, i) => {
     const steps = out0.mean.length;
     const width = out0.mean[0]?.length ?? 0;
-    const weighted = (pick: (m: ForecastResponse) => number[][]) =>
-      Array.from({ length: steps }, (_, t) =>
-        Array.from({ length: width }, (_, v) => members.reduce((acc, m, k) => acc + (weights[k] as number) * ((pick(m)[t] as number[])[v] as number), 0)),
-      );
+    // Plain loops, each member's matrix looked up once: the largest ensemble (10,000 steps, 3 members,
+    // 4 matrices) took 30–35 ms of one turn as nested Array.from/reduce with a lookup per value.
+    // The sum is taken in the same order as before (members in order from 0), so the numbers are unchanged.
+    const weighted = (pick: (m: ForecastResponse) => number[][]) => {
+      const matrices = members.map(pick);
+      const rows = new Array<number[]>(steps);
+      for (let t = 0; t < steps; t++) {
+        const row = new Array<number>(width);
+        for (let v = 0; v < width; v++) {
+          let acc = 0;
+          for (let k = 0; k < matrices.length; k++) acc += (weights[k] as number) * (((matrices[k] as number[][])[t] as number[])[v] as number);
+          row[v] = acc;
+        }
+        rows[t] = row;
+      }
+      return rows;
+    };
     const mean = weighted((m) => (m.outputs[i] as ForecastResponse['outputs'][number]).mean);
     const qValues = levels.map((_, li) =>
       weighted(
@@ -52,11 +65,18 @@ export function blend(
       ),
     );
     // Monotone in the level, step by step and variate by variate.
+    // Already sorted in almost every step (a check, no allocation); sorted where rounding broke it.
+    const byLevel = order.map((li) => qValues[li] as number[][]);
     for (let t = 0; t < steps; t++) {
       for (let v = 0; v < width; v++) {
-        const sorted = order.map((li) => qValues[li]![t]![v] as number).sort((a, b) => a - b);
-        order.forEach((li, rank) => {
-          ((qValues[li] as number[][])[t] as number[])[v] = sorted[rank] as number;
+        let monotone = true;
+        for (let r = 1; r < byLevel.length && monotone; r++) {
+          monotone = (((byLevel[r - 1] as number[][])[t] as number[])[v] as number) <= (((byLevel[r] as number[][])[t] as number[])[v] as number);
+        }
+        if (monotone) continue;
+        const sorted = byLevel.map((q) => (q[t] as number[])[v] as number).sort((a, b) => a - b);
+        byLevel.forEach((q, rank) => {
+          (q[t] as number[])[v] = sorted[rank] as number;
         });
       }
     }

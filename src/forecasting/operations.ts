@@ -30,6 +30,9 @@ const QUOTE_EXAMPLE = {
   request: { model: 'auto-ets', inputs: [{ target: [1, 2, 3, 4, 5, 6] }], parameters: { prediction_length: 3 } },
 };
 
+/** A large `target` is read into typed columns as it is parsed (prepareForecast takes them as they are). */
+const TARGET_COLUMNS = { key: 'target', within: 'inputs', maxWidth: LIMITS.maxVariates };
+
 export const forecastOperations = [
   idempotent(
     withDryRun(
@@ -48,6 +51,7 @@ export const forecastOperations = [
         scope: 'forecast',
         errors: FORECAST_ERRORS,
         spendsCredits: true,
+        bodyColumns: TARGET_COLUMNS,
         example: { request: FORECAST_EXAMPLE },
         mcpExample: JSON.stringify(FORECAST_EXAMPLE),
         run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
@@ -78,6 +82,7 @@ export const forecastOperations = [
         points: batchPoints,
         spendsCredits: true,
         restSource: 'batch',
+        bodyColumns: TARGET_COLUMNS,
         run: ({ deps, caller, input }) => runBatch(deps, principalOf(caller), input.requests, callInfo(caller), (err, id) => caller.reportError(err, id)),
         runSerialised: async ({ deps, caller, input }) => {
           const out = await runBatch<JsonChunks>(

@@ -1,5 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
+import { NumericColumns } from '../shared/numeric-columns.ts';
 import { checkTimestamps, parseFrequency, parseStart, timestampsRepresentable, type Frequency, unknownFrequencyIssue } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
@@ -8,8 +9,12 @@ export const DEFAULT_QUANTILES = [0.1, 0.5, 0.9];
 
 /** One input after validation: a steps × variates matrix (NaN = missing), cut to the context. */
 export interface PreparedInput {
-  /** variates[v][t] */
-  variates: number[][];
+  /**
+   * variates[v][t]. Typed columns: a large target arrives as columns from the parser
+   * (NumericColumns) and goes to the worker thread as they are (a copy of the bytes, not of
+   * millions of numbers one by one).
+   */
+  variates: Float64Array[];
   originalLength: number;
   truncated: boolean;
   observedPoints: number;
@@ -94,6 +99,8 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   const inputs: PreparedInput[] = [];
   req.inputs.forEach((input, i) => {
     const target = input.target;
+    // Read by the sliced parser straight into columns (src/shared/numeric-columns.ts): already checked, nothing to copy.
+    const columns = (target as unknown) instanceof NumericColumns ? (target as unknown as NumericColumns) : null;
     if (!target || target.length === 0) {
       issues.push({ path: at('inputs', i, 'target'), msg: 'Field required: a non-empty series', type: 'missing' });
       return;
@@ -101,30 +108,34 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
     if (target.length > LIMITS.maxSeriesLength) {
       throw new AppError('request_too_large', `inputs[${i}].target has ${target.length} steps; at most ${LIMITS.maxSeriesLength} are accepted`);
     }
-    // Canonical form is [[v...], ...]; a flat [v, ...] is one variate.
-    const flat = target.every((s) => !Array.isArray(s));
-    const nested = target.every((s) => Array.isArray(s));
-    if (!flat && !nested) {
-      issues.push({ path: at('inputs', i, 'target'), msg: 'Mixes numbers and arrays: use [[v], [v], ...] or [v, v, ...]', type: 'value_error' });
-      return;
-    }
-    const width = flat ? 1 : (target[0] as (number | null)[]).length;
-    // Tight loops (a 100,000 × 20 target is 2 million values, copied on the event loop).
-    const n = target.length;
-    const variates: number[][] = Array.from({ length: width }, () => new Array<number>(n).fill(0));
-    if (flat) {
-      const col = variates[0] as number[];
-      for (let t = 0; t < n; t++) col[t] = (target[t] as number | null) ?? Number.NaN;
-    } else {
-      for (let t = 0; t < n; t++) {
-        const row = target[t] as (number | null)[];
-        if (row.length !== width) {
-          issues.push({ path: at('inputs', i, 'target', t), msg: `Expected ${width} variates like the first step, got ${row.length}`, type: 'value_error' });
-          return;
+    let variates: Float64Array[];
+    if (columns) variates = columns.columns;
+    else {
+      // Canonical form is [[v...], ...]; a flat [v, ...] is one variate.
+      const flat = target.every((s) => !Array.isArray(s));
+      const nested = target.every((s) => Array.isArray(s));
+      if (!flat && !nested) {
+        issues.push({ path: at('inputs', i, 'target'), msg: 'Mixes numbers and arrays: use [[v], [v], ...] or [v, v, ...]', type: 'value_error' });
+        return;
+      }
+      const width = flat ? 1 : (target[0] as (number | null)[]).length;
+      const n = target.length;
+      variates = Array.from({ length: width }, () => new Float64Array(n));
+      if (flat) {
+        const col = variates[0] as Float64Array;
+        for (let t = 0; t < n; t++) col[t] = (target[t] as number | null) ?? Number.NaN;
+      } else {
+        for (let t = 0; t < n; t++) {
+          const row = target[t] as (number | null)[];
+          if (row.length !== width) {
+            issues.push({ path: at('inputs', i, 'target', t), msg: `Expected ${width} variates like the first step, got ${row.length}`, type: 'value_error' });
+            return;
+          }
+          for (let v = 0; v < width; v++) (variates[v] as Float64Array)[t] = row[v] ?? Number.NaN;
         }
-        for (let v = 0; v < width; v++) (variates[v] as number[])[t] = row[v] ?? Number.NaN;
       }
     }
+    const width = variates.length;
     totalPoints += target.length * width;
     const originalLength = target.length;
     const truncated = originalLength > contextLimit;
@@ -133,7 +144,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
     let minObserved = Number.POSITIVE_INFINITY;
     for (const s of kept) {
       let n = 0;
-      for (const x of s) if (!Number.isNaN(x)) n++;
+      for (let t = 0; t < s.length; t++) if (!Number.isNaN(s[t] as number)) n++;
       observed += n;
       minObserved = Math.min(minObserved, n);
     }

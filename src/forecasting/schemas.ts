@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { findJsonProblem } from '../shared/json.ts';
+import { NumericColumns } from '../shared/numeric-columns.ts';
 import { ErrorBody } from '../shared/schemas.ts';
 
 /** Request-size limits the spec leaves open (documented in docs/forecasting.md). */
@@ -32,10 +33,11 @@ const everyOf = (a: unknown[], ok: (x: unknown) => boolean): boolean => {
  * else goes through the schema's own parse, so a bad value gets exactly zod's issues (paths,
  * messages, codes). Wraps the array schema's parse the way zod's own size caps do.
  */
-function fastArray<S extends z.ZodArray>(schema: S, ok: (x: unknown) => boolean): S {
+function fastArray<S extends z.ZodArray>(schema: S, ok: (x: unknown) => boolean, columns = false): S {
   const internals = schema._zod;
   const parse = internals.parse;
-  internals.parse = (payload, ctx) => (Array.isArray(payload.value) && everyOf(payload.value, ok) ? payload : parse(payload, ctx));
+  internals.parse = (payload, ctx) =>
+    (Array.isArray(payload.value) && everyOf(payload.value, ok)) || (columns && payload.value instanceof NumericColumns) ? payload : parse(payload, ctx);
   // Without checks of its own, zod runs a schema through a copy of its parse.
   if (internals.run === parse) internals.run = internals.parse;
   return schema;
@@ -107,6 +109,8 @@ export const ForecastInput = z
     target: fastArray(
       z.array(Step).describe('The series, oldest first: one array of variates per step ([[v], [v], ...]); a flat [v, v, ...] is accepted too. null = missing.'),
       isStep,
+      // A large target the sliced parser read into typed columns (checked as it was read: the values of `Step`).
+      true,
     ).optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
     timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),

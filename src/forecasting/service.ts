@@ -4,7 +4,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';
 import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
-import { EngineError, type Engine, type ForecastJob, type SeriesForecast } from '../engine/types.ts';
+import { EngineError, type Engine, type EngineJob, type SeriesForecast } from '../engine/types.ts';
 import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { forecastTimestamps } from './frequency.ts';
@@ -60,7 +60,7 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
 
 /** The engine job of a prepared forecast, and how its series map back to the request's inputs. */
 export interface PreparedJob {
-  job: ForecastJob;
+  job: EngineJob;
   seriesToInput: number[];
   sortedLevels: number[];
 }
@@ -71,7 +71,7 @@ export interface PreparedJob {
  * (src/shared/json.ts).
  */
 export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
-  const series: number[][] = [];
+  const series: Float64Array[] = [];
   const seriesToInput: number[] = [];
   prepared.inputs.forEach((inp, i) => {
     for (const v of inp.variates) {
@@ -80,7 +80,7 @@ export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
     }
   });
   const sortedLevels = [...prepared.quantileLevels].sort((a, b) => a - b);
-  const job: ForecastJob = {
+  const job: EngineJob = {
     model: prepared.model.id,
     series,
     horizon: prepared.horizon,

@@ -19,7 +19,7 @@ import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
+import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
 /**
  * Bodies from this size on (a 100,000 × 20 target is 5.7 MB) are parsed in slices, then walked,
@@ -36,6 +36,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Headers of the route's 200 answer, as OpenAPI header schemas (the cost headers of credit-spending operations). */
     responseHeaders?: Record<string, { type: string; description: string }>;
+    /** Large numeric arrays of the body read into typed columns (the operation's `bodyColumns`). */
+    bodyColumns?: ColumnsOption;
   }
 }
 
@@ -126,7 +128,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     // refusing in slices too what the safe parser refuses (__proto__, constructor.prototype, however
     // escaped), with its message. Bad JSON goes to the safe parser, which says where it is wrong.
     if (text.length >= LARGE_BODY_BYTES) {
-      parseJsonSliced(text, { forbidPrototype: true }).then(
+      const columns = req.routeOptions.config.bodyColumns;
+      parseJsonSliced(text, { forbidPrototype: true, ...(columns ? { columns } : {}) }).then(
         (value) => done(null, value),
         // A forbidden key: the safe parser's own answer, from a text that holds only that (no blocking parse).
         (err) => parseSafely(req, err instanceof ForbiddenPrototype ? '{"__proto__":1}' : text, done),

@@ -95,6 +95,7 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
         // The typed items of a batch are what a client should see, though REST validates them one by one.
         ...(op.mcpInput && part === 'body' ? { openapiBody: op.mcpInput } : {}),
         ...(op.scope ? { scope: op.scope } : {}),
+        ...(op.bodyColumns ? { bodyColumns: op.bodyColumns } : {}),
         points: (req: FastifyRequest) => pointsOf(op, inputOf(req, part)),
         // Read by the OpenAPI transform (src/http/app.ts): headers of the 200 answer.
         ...(op.spendsCredits ? { responseHeaders: { ...COST_HEADERS, ...(op.idempotent ? REPLAY_HEADER : {}) } } : {}),

@@ -5,6 +5,7 @@ import type { UsageSource } from '../forecasting/metering.ts';
 import type { Receipt } from './receipt.ts';
 import { AppError, type ErrorReport } from './errors.ts';
 import type { JsonChunks } from './json.ts';
+import type { ColumnsOption } from './json-sliced.ts';
 import type { Scope } from './scopes.ts';
 
 /** The credential kinds an operation accepts (every boundary also has its own rules on top). */
@@ -96,6 +97,12 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
    * set by `idempotent()` (src/idempotency/operation.ts), which also wraps `run`/`runSerialised`.
    */
   idempotent?: boolean;
+  /**
+   * REST: large arrays under these member names of a large body are read by the sliced parser into
+   * typed columns (src/shared/numeric-columns.ts) when they hold only numbers and nulls (rows of
+   * 1..maxWidth of them); the operation must accept a NumericColumns there (prepareForecast does).
+   */
+  bodyColumns?: ColumnsOption;
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;

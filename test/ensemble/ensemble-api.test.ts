@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createEngine } from '../../src/engine/engine.ts';
-import type { Engine, ForecastJob } from '../../src/engine/types.ts';
+import type { Engine, EngineJob } from '../../src/engine/types.ts';
 import { EngineError } from '../../src/engine/types.ts';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp, type TestUser } from '../helpers/app.ts';
 
@@ -9,7 +9,7 @@ import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, 
 function failing(inner: Engine, model: string): Engine {
   return {
     models: () => inner.models(),
-    forecast: (job: ForecastJob, opts) => (job.model === model ? Promise.reject(new EngineError('failed', 'boom')) : inner.forecast(job, opts)),
+    forecast: (job: EngineJob, opts) => (job.model === model ? Promise.reject(new EngineError('failed', 'boom')) : inner.forecast(job, opts)),
     close: () => inner.close(),
   };
 }

@@ -1,5 +1,5 @@
 import { NOT_DOWNLOADED } from '../../src/engine/files.ts';
-import { EngineError, type Engine, type ForecastJob, type ModelInfo, type SeriesForecast } from '../../src/engine/types.ts';
+import { EngineError, type Engine, type EngineJob, type ForecastJob, modelJob, type ModelInfo, type SeriesForecast } from '../../src/engine/types.ts';
 
 /**
  * A test double of the engine, for the cases the real pool cannot be made to produce on demand
@@ -39,10 +39,11 @@ export class FakeEngine implements Engine {
     ];
   }
 
-  /** The tenant (account) each job was run for. */
+  /** The tenant (account) each job was run for. The jobs are recorded as a model gets them (plain arrays). */
   readonly tenants: (string | undefined)[] = [];
 
-  async forecast(job: ForecastJob, opts?: { tenant?: string }): Promise<SeriesForecast[]> {
+  async forecast(given: EngineJob, opts?: { tenant?: string }): Promise<SeriesForecast[]> {
+    const job = modelJob(given);
     this.jobs.push(job);
     this.tenants.push(opts?.tenant);
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));

@@ -1,5 +1,15 @@
 import { type EncodedForecast, isEncoded } from '../encode.ts';
-import { EngineError, type Engine, type EngineErrorKind, type EngineOptionsPerJob, type ForecastJob, type ModelInfo, type SeriesForecast } from '../types.ts';
+import {
+  EngineError,
+  type Engine,
+  type EngineErrorKind,
+  type EngineJob,
+  type EngineOptionsPerJob,
+  type ForecastJob,
+  type ModelInfo,
+  modelJob,
+  type SeriesForecast,
+} from '../types.ts';
 import { decodeResult, encodeJob, InferResponse, OipError, type ModelMetadata } from './oip.ts';
 
 /** A model served by remote inference nodes (Open Inference Protocol v2), tried in order. */
@@ -165,14 +175,14 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     throw last;
   }
 
-  async function runOne(model: string, job: ForecastJob, o: EngineOptionsPerJob | undefined): Promise<SeriesForecast[] | EncodedForecast> {
+  async function runOne(model: string, job: EngineJob, o: EngineOptionsPerJob | undefined): Promise<SeriesForecast[] | EncodedForecast> {
     const route = routes.get(model);
     const j = model === job.model ? job : { ...job, model };
     if (!route) return local.forecast(j, o);
     if (!healthOf(model).checked) await check(route);
     const started = performance.now();
     try {
-      return await callRemote(route, j, o?.signal);
+      return await callRemote(route, modelJob(j), o?.signal);
     } finally {
       o?.onTiming?.({ queueMs: 0, runMs: performance.now() - started });
     }
@@ -209,7 +219,7 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
     async refresh() {
       await Promise.all([local.refresh?.(), checkAll()]);
     },
-    async forecast(job: ForecastJob, o?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
+    async forecast(job: EngineJob, o?: EngineOptionsPerJob): Promise<SeriesForecast[] | EncodedForecast> {
       const chain = [job.model, ...(opts.fallbacks.get(job.model) ?? [])];
       let lastErr: unknown;
       for (const [i, model] of chain.entries()) {
@@ -228,7 +238,7 @@ export function createRoutingEngine(local: Engine, opts: RoutingOptions): Engine
       throw lastErr;
     },
     // A routed model runs on a node: never inline, whatever the local engine would do.
-    runsInline: (job: ForecastJob) => !routes.has(job.model) && (local.runsInline?.(job) ?? false),
+    runsInline: (job: EngineJob) => !routes.has(job.model) && (local.runsInline?.(job) ?? false),
     stats: () => local.stats?.() ?? { running: 0, waiting: 0 },
     async close() {
       clearInterval(timer);

@@ -1,0 +1,130 @@
+/** The requests of bench/abuse.ts (the largest accepted of each kind, and a few refused ones), shared with bench/loop-turns.ts. */
+export interface Scenario {
+  name: string;
+  path: string;
+  body: () => string;
+  parallel?: number;
+}
+
+const ramp = (n: number) => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin(i / 3) + (i % 7));
+const forecast = (over: Record<string, unknown>) => JSON.stringify({ model: 'naive', inputs: [{ target: ramp(200) }], ...over });
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'forecast, largest response: h 10000 × (1 + 3 quantiles + 196 samples) = 2,000,000 numbers',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 196 } }),
+  },
+  {
+    name: 'same, 3 in parallel (one account)',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 196 } }),
+    parallel: 3,
+  },
+  {
+    name: 'batch, 64 items × h 1000 × (1 + 3 + 27) = 1,984,000 numbers',
+    path: '/v1/forecast/batch',
+    body: () =>
+      JSON.stringify({
+        requests: Array.from({ length: 64 }, () => ({
+          model: 'naive',
+          inputs: [{ target: ramp(200) }],
+          parameters: { prediction_length: 1000, num_samples: 27 },
+        })),
+      }),
+  },
+  {
+    name: 'largest input: 100,000 steps × 20 variates = 2,000,000 values',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({
+        model: 'naive',
+        inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)) }],
+        parameters: { prediction_length: 24 },
+      }),
+  },
+  {
+    name: 'ensemble: 3 candidates + blend × h 10000 × (1 + 3 + 46 samples) = 2,000,000 numbers',
+    path: '/v1/forecast/ensemble',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(20_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        top_n: 3,
+        parameters: { prediction_length: 10_000, num_samples: 46 },
+      }),
+  },
+  {
+    name: 'cross-validation: 3 models × 13 windows × h 10000 × (1 + 3) + actuals = 1,690,000 numbers',
+    path: '/v1/cross-validation',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: ramp(25_000) }],
+        models: ['naive', 'seasonal-naive', 'drift'],
+        prediction_length: 10_000,
+        n_windows: 13,
+        step_size: 1000,
+      }),
+  },
+  {
+    name: 'detect-anomalies (zscore), largest accepted: 3 series × 100,000 points (× 6 numbers each = 1,800,000)',
+    path: '/v1/detect-anomalies',
+    body: () => JSON.stringify({ method: 'zscore', inputs: Array.from({ length: 3 }, () => ({ target: Array.from({ length: 100_000 }, (_, i) => i % 97) })) }),
+  },
+  {
+    name: 'impute (linear), largest accepted: 10 series × 100,000 points (values + flags = 2,000,000), every 3rd missing',
+    path: '/v1/impute',
+    body: () =>
+      JSON.stringify({
+        method: 'linear',
+        inputs: Array.from({ length: 10 }, () => ({ target: Array.from({ length: 100_000 }, (_, i) => (i % 3 === 1 ? null : i % 97)) })),
+      }),
+  },
+  {
+    name: 'MCP forecast tool, largest answer: h 1000 × (1 + 3 + 16 samples) = 20,000 numbers',
+    path: '/mcp',
+    body: () =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'forecast',
+          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 1000, num_samples: 16 } },
+        },
+      }),
+  },
+  {
+    name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 40, frequency: '100000B' } }),
+  },
+  {
+    name: 'calendar: frequency 100B, h 10000 with timestamps',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 10_000, frequency: '100B' } }),
+  },
+  {
+    name: 'auto-ets, 10,000 points, h 1000',
+    path: '/v1/forecast',
+    body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),
+  },
+  {
+    name: 'refused: h 10000 × 1000 samples (10 M numbers) → 413',
+    path: '/v1/forecast',
+    body: () => forecast({ parameters: { prediction_length: 10_000, num_samples: 1000 } }),
+  },
+  {
+    name: 'refused: 40 KB of nested metadata → 422',
+    path: '/v1/forecast',
+    body: () => `{"model":"naive","inputs":[{"target":[1,2,3]}],"metadata":${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}}`,
+  },
+  {
+    name: 'refused: frequency 100000YS, h 10000 → 422',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 10_000, frequency: '100000YS' } }),
+  },
+];
