@@ -63,6 +63,7 @@ const envSchema = z.object({
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   INFERENCE_WORKER_RECYCLE_MB: intFrom(256, 0, 1_000_000),
   INFERENCE_WORKER_IDLE_RECYCLE_MB: intFrom(64, 0, 1_000_000),
+  INFERENCE_WORKER_NICE: intFrom(10, 0, 19),
   MEMORY_IDLE_COMPACT_MS: intFrom(1000, 0, 3_600_000),
   MEMORY_IDLE_COMPACT_MB: intFrom(0, 0, 1_000_000),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
@@ -202,6 +203,8 @@ export type Config = {
      * pool has had no job for memory.idleCompactMs (0: never).
      */
     workerIdleRecycleBytes: number;
+    /** Nice steps the worker threads lower their CPU priority by (Linux; 0: none): the event loop comes first. */
+    workerNice: number;
   };
   memory: {
     /** Quiet time (no request in flight, no job on a worker) after which memory is given back (0: never). */
@@ -386,6 +389,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
       workerRecycleBytes: e.INFERENCE_WORKER_RECYCLE_MB * 1024 * 1024,
       workerIdleRecycleBytes: e.INFERENCE_WORKER_IDLE_RECYCLE_MB * 1024 * 1024,
+      workerNice: e.INFERENCE_WORKER_NICE,
     },
     memory: { idleCompactMs: e.MEMORY_IDLE_COMPACT_MS, idleCompactGrowthBytes: e.MEMORY_IDLE_COMPACT_MB * 1024 * 1024 },
     forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },

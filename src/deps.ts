@@ -106,9 +106,11 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
 
 /** The local worker pool. */
 export function localEngine(config: Config): Engine {
-  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads, workerRecycleBytes, workerIdleRecycleBytes } = config.inference;
+  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads, workerRecycleBytes, workerIdleRecycleBytes, workerNice } =
+    config.inference;
   return createEngine({
     workerRecycleBytes,
+    workerNice,
     workerIdleRecycleBytes,
     idleRecycleMs: config.memory.idleCompactMs,
     ...(workers !== null ? { poolSize: workers } : {}),

@@ -45,6 +45,11 @@ export interface EngineOptions {
   workerIdleRecycleBytes?: number;
   /** How long the pool must have had no job (running or waiting) for the idle replacement (default 1000 ms; 0: never). */
   idleRecycleMs?: number;
+  /**
+   * Nice steps each worker thread lowers its own CPU priority by as it starts (Linux; default 10,
+   * 0: none): the event loop's thread is scheduled first when the cores are busy (ADR 0010).
+   */
+  workerNice?: number;
   /** Longest turn of the event loop spent on inline jobs (default 4 ms; at least one job runs per turn). */
   inlineTurnMs?: number;
   /** For tests: another worker module exporting `runTask`, and the models it knows. */
@@ -93,6 +98,7 @@ export function createEngine(options: EngineOptions): Engine {
     minThreads: 1,
     maxThreads: poolSize,
     idleTimeout: 60_000,
+    workerData: { nice: Math.max(0, options.workerNice ?? 10) },
   });
   const env = { modelsDir: options.modelsDir, threads: options.threads };
   const maxQueue = Math.max(0, options.maxQueue);

@@ -1,8 +1,9 @@
 import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, threadId } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { isWorkerThread, Piscina, workerData } from 'piscina';
 import { type EncodedForecast, encodedBuffers, encodeForecasts } from './encode.ts';
 import { MODEL_IMPLS } from './registry.ts';
+import { lowerThreadPriority } from './thread-priority.ts';
 import { EngineError, type EngineErrorKind, type EngineJob, type JobTiming, type ModelEnv, type ModelImpl, modelJob, type SeriesForecast } from './types.ts';
 
 /** What the pool sends a worker thread. */
@@ -59,6 +60,9 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
     }
   };
 }
+
+// Model runs yield the cores to the thread serving HTTP when both want them (EngineOptions.workerNice).
+if (isWorkerThread) lowerThreadPriority(Number((workerData as { nice?: unknown } | undefined)?.nice ?? 0));
 
 /** Piscina calls this by name (`run(task, { name: 'runTask' })`) inside each worker thread. */
 export const runTask = createTaskRunner(MODEL_IMPLS);
