@@ -322,10 +322,10 @@ describe(`the largest input never holds the event loop for long (${DB_KIND})`, (
       for (let s = 0; s < rows.length; s++) for (let v = 0; v < 20; v++) (cols[v] as Float64Array)[s] = (rows[s] as number[])[v] as number;
       blocking = Math.min(blocking, performance.now() - t0);
     }
-    // The longest turn during the request (a 1 ms timer's longest gap), best of three requests: a
+    // The longest turn during the request (a 1 ms timer's longest gap), best of five requests: a
     // GC pause or a busy machine can lengthen any one of them.
     let longest = Number.POSITIVE_INFINITY;
-    for (let k = 0; k < 3; k++) {
+    for (let k = 0; k < 5; k++) {
       let last = performance.now();
       let gap = 0;
       const tick = setInterval(() => {
@@ -344,7 +344,8 @@ describe(`the largest input never holds the event loop for long (${DB_KIND})`, (
       longest = Math.min(longest, gap);
     }
     ctx.diagnostic(`longest turn ${longest.toFixed(1)} ms; one parse and copy ${blocking.toFixed(1)} ms`);
-    // Measured here: 9–12 ms against 44–46 (with the body read into typed columns); 21–25 against 41–52 without.
-    assert.ok(longest < blocking / 3, `longest turn ${longest.toFixed(1)} ms; one parse and copy ${blocking.toFixed(1)} ms`);
+    // Measured here: 9–12 ms against 44–46 (with the body read into typed columns); 21–25 against 41–52 without
+    // (ratio 0.48–0.52, which fails this); in one CI run on a busy machine 20.3 against 60.8 (0.334) with them.
+    assert.ok(longest < blocking * 0.4, `longest turn ${longest.toFixed(1)} ms; one parse and copy ${blocking.toFixed(1)} ms`);
   });
 });
