@@ -17,6 +17,7 @@ describe('configuration', () => {
   test('DATABASE_URL switches to PostgreSQL; ADMIN_EMAILS are normalised', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@h/db', ADMIN_EMAILS: ' A@x.com, b@y.org ,' });
     assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@h/db', migrationUrl: null, credentialCacheMs: 30_000 });
+    assert.equal(c.inference.workerNice, 10);
     const off = loadConfig({ DATABASE_URL: 'postgres://u@h/db', CREDENTIAL_CACHE_SECONDS: '0' });
     assert.equal(off.database.kind === 'postgres' && off.database.credentialCacheMs, 0);
     assert.deepEqual([...c.adminEmails], ['a@x.com', 'b@y.org']);
@@ -31,6 +32,9 @@ describe('configuration', () => {
       [{ SMTP_URL: 'http://mail' }, 'SMTP_URL'],
       [{ SESSION_TTL_DAYS: '0' }, 'SESSION_TTL_DAYS'],
       [{ CAPTCHA_VERIFIER: 'hcaptcha' }, 'CAPTCHA_SECRET'],
+      [{ CREDENTIAL_CACHE_SECONDS: '-1' }, 'CREDENTIAL_CACHE_SECONDS'],
+      [{ INFERENCE_WORKER_NICE: '20' }, 'INFERENCE_WORKER_NICE'],
+      [{ INFERENCE_WORKER_NICE: 'low' }, 'INFERENCE_WORKER_NICE'],
     ];
     for (const [env, name] of cases) {
       assert.throws(

@@ -9,7 +9,7 @@ import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Pl
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { matrixJson } from '../shared/json.ts';
 import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
-import { checkShapes, observedCount, toColumns } from './cross-validation.ts';
+import { checkShapes, columnsPerTurn } from './cross-validation.ts';
 import { checkOutputCap, runMetered } from './metered.ts';
 
 /** Scores of one series from index `from` on: NaN where the method has no prediction (or the value is missing). */
@@ -136,16 +136,7 @@ interface AnomalyPlan {
 export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT): Promise<AnomalyPlan> {
   checkShapes(req.inputs);
   const issues: FieldIssue[] = [];
-  // One input per turn of the event loop.
-  const columns: number[][][] = [];
-  /** observedOf[i][v]: observed values of variate v of input i, counted in the same turn. */
-  const observedOf: number[][] = [];
-  for (const x of req.inputs) {
-    const cols = toColumns(x.target ?? []);
-    columns.push(cols);
-    observedOf.push(cols.map(observedCount));
-    await nextTurn();
-  }
+  const { columns, observedOf } = await columnsPerTurn(req.inputs);
   columns.forEach((cols, i) => {
     const observed = Math.min(...(observedOf[i] as number[]));
     if (observed < ANOMALY_LIMITS.minPoints) {

@@ -68,6 +68,24 @@ export function toColumns(target: readonly Step[]): number[][] {
   return Array.from({ length: width }, (_, v) => target.map((s) => (Array.isArray(s) ? (s[v] ?? Number.NaN) : (s ?? Number.NaN))));
 }
 
+/**
+ * Every input's target as columns (`toColumns`) with each column's observed count, one input per
+ * turn of the event loop (1,000 inputs × 100,000 steps were one turn of seconds); for the analytics
+ * plans (anomalies, imputation).
+ */
+export async function columnsPerTurn(inputs: readonly { target?: readonly Step[] | undefined }[]): Promise<{ columns: number[][][]; observedOf: number[][] }> {
+  const columns: number[][][] = [];
+  /** observedOf[i][v]: observed values of variate v of input i, counted in the same turn. */
+  const observedOf: number[][] = [];
+  for (const x of inputs) {
+    const cols = toColumns(x.target ?? []);
+    columns.push(cols);
+    observedOf.push(cols.map(observedCount));
+    await nextTurn();
+  }
+  return { columns, observedOf };
+}
+
 export interface CvPlan {
   horizon: number;
   step: number;

@@ -7,7 +7,7 @@ import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { matrixJson } from '../shared/json.ts';
-import { checkShapes, observedCount, toColumns } from './cross-validation.ts';
+import { checkShapes, columnsPerTurn, observedCount } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
 import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
 
@@ -113,16 +113,7 @@ interface ImputePlan {
 /** Finds the gaps, decides which sides can be modelled, and prices the two batched fits before anything runs. */
 export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise<ImputePlan> {
   checkShapes(req.inputs);
-  // One input per turn of the event loop (1,000 inputs × 100,000 steps were one turn of seconds).
-  const columns: number[][][] = [];
-  /** observedOf[i][v]: observed values of variate v of input i, counted in the same turn. */
-  const observedOf: number[][] = [];
-  for (const x of req.inputs) {
-    const cols = toColumns(x.target ?? []);
-    columns.push(cols);
-    observedOf.push(cols.map(observedCount));
-    await nextTurn();
-  }
+  const { columns, observedOf } = await columnsPerTurn(req.inputs);
   const issues: FieldIssue[] = [];
   columns.forEach((cols, i) => {
     if ((observedOf[i] as number[]).some((n) => n === 0) || (cols[0]?.length ?? 0) === 0) {

@@ -128,6 +128,26 @@ describe(`credential cache: through the API (${DB_KIND})`, {
     assert.equal(r.status, 401, r.text);
   });
 
+  test("this process's writes drop the cache as the statement returns, before any notification (the plugin)", async () => {
+    const cache = t.deps.database.credentialCache!;
+    const db = t.deps.database.db;
+    const fill = () => cache.set('digest', 'usr_x', { row: true }, cache.snapshot());
+    // Updates of no row fire no row trigger, so no NOTIFY: only the plugin can have dropped the entry.
+    fill();
+    await db.updateTable('api_keys').set({ last_used_at: 1 }).where('id', '=', 'key_none').execute();
+    assert.equal(cache.get('digest') !== undefined, true, 'last_used_at alone keeps it');
+    await db.updateTable('api_keys').set({ revoked_at: 1 }).where('id', '=', 'key_none').execute();
+    assert.equal(cache.get('digest'), undefined, 'a revoke drops it');
+    fill();
+    await db.updateTable('billing_accounts').set({ balance: 1 }).where('user_id', '=', 'usr_none').execute();
+    assert.equal(cache.get('digest') !== undefined, true, 'a balance change keeps it');
+    await db.updateTable('billing_accounts').set({ billing_active: 1 }).where('user_id', '=', 'usr_none').execute();
+    assert.equal(cache.get('digest'), undefined, 'a billing_active change drops it');
+    fill();
+    await db.transaction().execute((trx) => trx.deleteFrom('users').where('id', '=', 'usr_none').execute());
+    assert.equal(cache.get('digest'), undefined, 'inside a transaction too');
+  });
+
   test('revoked, rescoped or its account made admin by another connection: seen through NOTIFY, long before the lifetime', async () => {
     const u = await registerUser(t);
     const k = await createKey(t, u);
