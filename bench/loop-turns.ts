@@ -52,7 +52,7 @@ function send(path: string, body: string, parallel: number): Promise<{ status: n
   const w = new Worker(
     `const { parentPort, workerData: d } = require('node:worker_threads');
      Promise.all(Array.from({ length: d.parallel }, async () => {
-       const r = await fetch(d.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer ' + d.key }, body: d.body });
+       const r = await fetch(d.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer ' + d.key }, body: d.body });
        const b = await r.arrayBuffer();
        return { status: r.status, bytes: b.byteLength, ...(r.status >= 400 ? { error: Buffer.from(b).toString('utf8').slice(0, 300) } : {}) };
      })).then((x) => parentPort.postMessage(x));`,

@@ -107,6 +107,16 @@ export const SCENARIOS: Scenario[] = [
       JSON.stringify({ model: 'naive', inputs: [{ target: ramp(10), start: '2024-01-01' }], parameters: { prediction_length: 10_000, frequency: '100B' } }),
   },
   {
+    name: 'most timestamps: 200 inputs × h 10000, means only (2,000,000 numbers and 2,000,000 timestamps)',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({
+        model: 'naive',
+        inputs: Array.from({ length: 200 }, () => ({ target: ramp(10), start: '2024-01-01T00:00:00Z' })),
+        parameters: { prediction_length: 10_000, frequency: 'h', quantile_levels: [] },
+      }),
+  },
+  {
     name: 'auto-ets, 10,000 points, h 1000',
     path: '/v1/forecast',
     body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),

@@ -1,4 +1,6 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FieldIssue } from '../shared/errors.ts';
+import { RawJson } from '../shared/json.ts';
 /**
  * Pandas-style frequency codes: what the service accepts, the season length each implies, and
  * the timestamps of forecast steps. All arithmetic is in UTC.
@@ -150,6 +152,64 @@ export function forecastTimestamps(start: Date, freq: Frequency, observed: numbe
   const out: string[] = [];
   for (let h = 0; h < horizon; h++) out.push(stepTime(start, freq, observed + h).toISOString());
   return out;
+}
+
+const pad2 = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const pad3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
+/**
+ * `k ↦ stepTime(start, freq, k).toISOString()`, 4–5× faster for fixed-length steps: the date part
+ * ("2024-01-01T", from toISOString, so years past 9999 are written as it writes them) is kept while
+ * steps stay within the same UTC day, and the time of day is written from tables.
+ */
+export function isoWriter(start: Date, freq: Frequency): (k: number) => string {
+  const secs = SECONDS[freq.unit];
+  if (secs === undefined) return (k) => stepTime(start, freq, k).toISOString();
+  const t0 = start.getTime();
+  const stepMs = freq.multiple * secs * 1000;
+  let day = Number.NaN;
+  let prefix = '';
+  return (k) => {
+    const ms = t0 + k * stepMs;
+    const d = Math.floor(ms / DAY_MS);
+    if (d !== day) {
+      const full = new Date(ms).toISOString();
+      day = d;
+      prefix = full.slice(0, full.indexOf('T') + 1);
+    }
+    let rest = ms - d * DAY_MS;
+    const h = Math.floor(rest / 3_600_000);
+    rest -= h * 3_600_000;
+    const m = Math.floor(rest / 60_000);
+    rest -= m * 60_000;
+    const s = Math.floor(rest / 1000);
+    return `${prefix}${pad2[h]}:${pad2[m]}:${pad2[s]}.${pad3[rest - s * 1000]}Z`;
+  };
+}
+
+/** Timestamps written between two turns of the event loop (~0.8 µs each: about 3 ms a slice). */
+const TIMESTAMP_SLICE = 4096;
+const utf8 = new TextEncoder();
+
+/**
+ * The same timestamps as JSON text (an array of ISO strings, which need no escaping), written in
+ * slices with a turn of the event loop between them. An answer may hold millions of them (200
+ * inputs × 10,000 steps of means only is within the output cap): as one `forecastTimestamps` call
+ * per input they were 1.6 s of one turn and millions of strings on the heap (issue #11).
+ */
+export async function timestampsJson(start: Date, freq: Frequency, observed: number, horizon: number): Promise<RawJson> {
+  if (horizon <= 0) return new RawJson(utf8.encode('[]'));
+  const pieces: Uint8Array[] = [];
+  const iso = isoWriter(start, freq);
+  for (let at = 0; at < horizon; at += TIMESTAMP_SLICE) {
+    const end = Math.min(horizon, at + TIMESTAMP_SLICE);
+    let text = at === 0 ? '[' : ',';
+    for (let h = at; h < end; h++) text += `${h > at ? ',' : ''}"${iso(observed + h)}"`;
+    if (end === horizon) text += ']';
+    pieces.push(utf8.encode(text));
+    if (end < horizon) await nextTurn();
+  }
+  return new RawJson(pieces);
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}(?:([T ])[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;

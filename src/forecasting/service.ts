@@ -7,7 +7,7 @@ import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
 import { EngineError, type Engine, type EngineJob, type SeriesForecast } from '../engine/types.ts';
 import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
-import { forecastTimestamps } from './frequency.ts';
+import { type Frequency, timestampsJson } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
@@ -118,14 +118,17 @@ export async function executePrepared(
   if (answered !== series.length) throw new AppError('upstream_empty', 'The model returned no forecast for some series');
   const latencyMs = Math.round((performance.now() - t0) * 100) / 100;
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
-  if (isEncoded(forecasts)) return envelope(prepared, latencyMs, encodedOutputs(prepared, forecasts, sortedLevels));
+  if (isEncoded(forecasts)) return envelope(prepared, latencyMs, await encodedOutputs(prepared, forecasts, sortedLevels));
   return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
 }
 
 /** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */
-function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sortedLevels: number[]): ForecastResponse['outputs'] {
+async function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sortedLevels: number[]): Promise<ForecastResponse['outputs']> {
   // The matrices are RawJson, written by serialiseJson as they are; the type says number[][] since nothing else reads them.
   const raw = (bytes: Uint8Array | Uint8Array[]) => new RawJson(bytes) as unknown as number[][];
+  // Timestamps are written as text in slices (timestampsJson), one input after the other.
+  const timestamps: (string[] | null)[] = [];
+  for (const inp of prepared.inputs) timestamps.push(await outputTimestamps(inp, prepared.frequency, prepared.horizon));
   let k = 0;
   return prepared.inputs.map((inp, i) => {
     const g = enc.groups[i] as EncodedForecast['groups'][number];
@@ -135,10 +138,16 @@ function encodedOutputs(prepared: PreparedForecast, enc: EncodedForecast, sorted
       mean: raw(g.mean),
       quantile_predictions: prepared.quantileLevels.map((level) => ({ level, values: raw(g.quantiles[sortedLevels.indexOf(level)] as Uint8Array) })),
       samples: g.samples ? (raw(g.samples) as unknown as number[][][]) : null,
-      timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, prepared.horizon) : null,
+      timestamps: timestamps[i] ?? null,
       metadata: outputMetadata(inp, info),
     };
   });
+}
+
+/** An output's timestamps as JSON text written in slices (RawJson; typed as the strings it serialises to), or null without a start and frequency. */
+async function outputTimestamps(inp: { start: Date | null; originalLength: number }, frequency: Frequency | null, horizon: number): Promise<string[] | null> {
+  if (!inp.start || !frequency) return null;
+  return (await timestampsJson(inp.start, frequency, inp.originalLength, horizon)) as unknown as string[];
 }
 
 /** A matrix as numbers: parsed back when the worker wrote it as text (RawJson), else as it is. */
@@ -240,7 +249,7 @@ async function shapeResponse(prepared: PreparedForecast, forecasts: SeriesForeca
       mean: await matrix((f) => f.mean),
       quantile_predictions,
       samples,
-      timestamps: inp.start && prepared.frequency ? forecastTimestamps(inp.start, prepared.frequency, inp.originalLength, h) : null,
+      timestamps: await outputTimestamps(inp, prepared.frequency, h),
       ...(prepared.addHistory ? { fitted_values: fittedRows(fc, inp.originalLength) } : {}),
       metadata: outputMetadata(inp, info),
     });

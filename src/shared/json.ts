@@ -39,7 +39,7 @@ const utf8 = new TextEncoder();
  * (anomaly scores, imputed series), which as arrays were millions of one-row arrays on the heap and
  * hundreds of milliseconds of one turn.
  */
-export async function matrixJson(cols: readonly (readonly (number | boolean)[])[], from: number, to: number): Promise<RawJson> {
+export async function matrixJson(cols: readonly ArrayLike<number | boolean>[], from: number, to: number): Promise<RawJson> {
   if (to <= from) return new RawJson(utf8.encode('[]'));
   const width = Math.max(1, cols.length);
   const rowsPerSlice = Math.max(1, Math.floor(SLICE / width));
@@ -50,7 +50,7 @@ export async function matrixJson(cols: readonly (readonly (number | boolean)[])[
     for (let t = at; t < end; t++) {
       let row = '[';
       for (let v = 0; v < cols.length; v++) {
-        const x = (cols[v] as readonly (number | boolean)[])[t];
+        const x = (cols[v] as ArrayLike<number | boolean>)[t];
         row += `${v > 0 ? ',' : ''}${typeof x === 'boolean' ? x : x !== undefined && Number.isFinite(x) ? String(x) : 'null'}`;
       }
       rows[t - at] = `${row}]`;

@@ -106,7 +106,7 @@ describe(`POST /v1/detect-anomalies and add_history (${DB_KIND})`, () => {
     const direct = zscoreScores(spiked, 12, 4, 56);
     assert.deepEqual(
       z.body.outputs[0].expected.map((row: number[]) => row[0]),
-      direct.expected,
+      [...direct.expected],
     );
     assert.ok(z.body.cost_credits >= 1);
   });

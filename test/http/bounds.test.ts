@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { creditsFor, priceOf } from '../../src/catalog/pricing.ts';
-import { forecastTimestamps, parseFrequency, stepTime } from '../../src/forecasting/frequency.ts';
+import { forecastTimestamps, parseFrequency, stepTime, timestampsJson } from '../../src/forecasting/frequency.ts';
 import type { Hold, Meter } from '../../src/forecasting/metering.ts';
 import { planForecast, runPlanned } from '../../src/forecasting/service.ts';
 import { balanceOf, booksOf, principalFor } from '../billing/helpers.ts';
@@ -98,6 +98,33 @@ describe(`request bounds (${DB_KIND})`, () => {
     const ms = parseFrequency('MS');
     assert.ok(ms);
     assert.deepEqual(forecastTimestamps(new Date('0050-03-01T00:00:00Z'), ms, 0, 2), ['0050-03-01T00:00:00.000Z', '0050-04-01T00:00:00.000Z']);
+  });
+
+  test('timestamps as JSON text: the same strings as toISOString, written in slices with turns between them', async () => {
+    const cases: [string, string, number, number][] = [
+      ['2024-01-01T00:00:00Z', 'h', 0, 10_000],
+      ['2023-12-31T23:59:59.250Z', '7s', 5, 9000],
+      ['1969-12-31T22:00:00Z', '30min', 3, 500],
+      ['9999-12-30T00:00:00Z', 'D', 0, 5],
+      ['-000100-02-28T12:00:00Z', '2h', 0, 50],
+      ['2024-01-05T09:30:00Z', 'B', 2, 300],
+      ['2024-01-31T00:00:00Z', 'ME', 0, 40],
+      ['2024-03-01T00:00:00Z', 'W', 1, 60],
+    ];
+    for (const [start, code, observed, horizon] of cases) {
+      const freq = parseFrequency(code);
+      assert.ok(freq, code);
+      const s0 = new Date(start);
+      const expected = Array.from({ length: horizon }, (_, h) => stepTime(s0, freq, observed + h).toISOString());
+      assert.deepEqual(forecastTimestamps(s0, freq, observed, horizon), expected, `${start} ${code}`);
+      let turns = 0;
+      const tick = setInterval(() => turns++, 0);
+      const raw = await timestampsJson(s0, freq, observed, horizon);
+      clearInterval(tick);
+      assert.deepEqual(JSON.parse(raw.parts.map((b) => Buffer.from(b).toString('utf8')).join('')), expected, `${start} ${code}`);
+      if (horizon >= 9000) assert.ok(raw.parts.length >= 2 && turns >= 1, `${code}: ${raw.parts.length} slices, ${turns} turns`);
+    }
+    assert.equal(JSON.stringify(await timestampsJson(new Date(0), parseFrequency('h') as never, 0, 0)), '[]');
   });
 
   test('timestamps past the representable range are 422 at inputs.N.start, never a 500', async () => {
