@@ -117,6 +117,19 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'most timestamps sent: 4 inputs × 80,000 points, each with its ISO time (320,000 timestamps, 9.4 MB)',
+    path: '/v1/forecast',
+    body: () => {
+      const t0 = Date.UTC(2000, 0, 1);
+      const times = Array.from({ length: 80_000 }, (_, i) => new Date(t0 + i * 3_600_000).toISOString());
+      return JSON.stringify({
+        model: 'naive',
+        inputs: Array.from({ length: 4 }, () => ({ target: Array.from({ length: 80_000 }, (_, i) => i % 97), timestamps: times })),
+        parameters: { prediction_length: 24 },
+      });
+    },
+  },
+  {
     name: 'auto-ets, 10,000 points, h 1000',
     path: '/v1/forecast',
     body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),

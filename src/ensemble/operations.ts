@@ -4,6 +4,7 @@ import { EnsembleForecastRequest, EnsembleForecastResponseBody } from './schemas
 import { runEnsemble } from './service.ts';
 import { idempotent } from '../idempotency/operation.ts';
 import { withDryRun } from '../forecasting/dry-run.ts';
+import { parseTimestampsAhead } from '../forecasting/frequency.ts';
 import { serialiseJson } from '../shared/json.ts';
 
 export const ensembleOperations = [
@@ -18,6 +19,7 @@ export const ensembleOperations = [
         description:
           'Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.',
         input: EnsembleForecastRequest,
+        prepare: parseTimestampsAhead,
         example: {
           request: {
             inputs: [

@@ -5,7 +5,7 @@ import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
 import { executePrepared, executeWritten, planForecast } from '../forecasting/service.ts';
-import { parseFrequency } from '../forecasting/frequency.ts';
+import { parseFrequency, sliceTimestamps } from '../forecasting/frequency.ts';
 import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
@@ -153,7 +153,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       target: x.target?.slice(0, (x.target?.length ?? 0) - (k + 1) * heldOut),
       start: x.start ?? null,
       // Cut like the target; a length mismatch stays one (the final request reports it).
-      timestamps: x.timestamps?.slice(0, x.timestamps.length - (k + 1) * heldOut) ?? null,
+      timestamps: x.timestamps ? sliceTimestamps(x.timestamps, x.timestamps.length - (k + 1) * heldOut) : null,
       metadata: x.metadata ?? null,
     })),
     parameters: {

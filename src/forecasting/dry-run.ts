@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { serialiseJson } from '../shared/json.ts';
 import { principalOf, type Operation, type OperationArgs } from '../shared/operation.ts';
+import { parseTimestampsAhead } from './frequency.ts';
 import { ForecastQuote, type ForecastQuoteT, type QuotedOperation, quoteCall, quoteSummary } from './quote.ts';
 
 const isDryRun = (input: unknown): boolean => (input as { dry_run?: unknown } | null)?.dry_run === true;
@@ -12,8 +13,9 @@ const isQuote = (out: unknown): out is ForecastQuoteT => (out as { object?: unkn
  */
 export function withDryRun(op: Operation, operation: QuotedOperation): Operation {
   const { runSerialised } = op;
-  const quote = ({ deps, caller, input }: OperationArgs<unknown>) => {
+  const quote = async ({ deps, caller, input }: OperationArgs<unknown>) => {
     const { dry_run: _dry, ...request } = input as Record<string, unknown>;
+    await parseTimestampsAhead(request);
     return quoteCall(deps, principalOf(caller), operation, request, []);
   };
   return {

@@ -7,6 +7,7 @@ import { planForecast, runForecast, runPlanned } from './service.ts';
 import { serialiseJson, type JsonChunks } from '../shared/json.ts';
 import { idempotent } from '../idempotency/operation.ts';
 import { withDryRun } from './dry-run.ts';
+import { parseTimestampsAhead } from './frequency.ts';
 import { ForecastQuote, ForecastQuoteRequest, quoteCall, quoteSummary, type ForecastQuoteT } from './quote.ts';
 
 export const FORECAST_ERRORS = [...AUTH_ERRORS, 402, 403, 404, 409, 413, 502, 503, 504] as const;
@@ -52,6 +53,7 @@ export const forecastOperations = [
         errors: FORECAST_ERRORS,
         spendsCredits: true,
         bodyColumns: TARGET_COLUMNS,
+        prepare: parseTimestampsAhead,
         example: { request: FORECAST_EXAMPLE },
         mcpExample: JSON.stringify(FORECAST_EXAMPLE),
         run: ({ deps, caller, input }) => runForecast(deps, principalOf(caller), input, callInfo(caller)),
@@ -83,6 +85,7 @@ export const forecastOperations = [
         spendsCredits: true,
         restSource: 'batch',
         bodyColumns: TARGET_COLUMNS,
+        prepare: parseTimestampsAhead,
         run: ({ deps, caller, input }) => runBatch(deps, principalOf(caller), input.requests, callInfo(caller), (err, id) => caller.reportError(err, id)),
         runSerialised: async ({ deps, caller, input }) => {
           const out = await runBatch<JsonChunks>(
@@ -122,6 +125,7 @@ export const forecastOperations = [
       'and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit.',
     input: ForecastQuoteRequest,
     output: ForecastQuote,
+    prepare: (input) => parseTimestampsAhead(input.request),
     auth: ANY_CREDENTIAL,
     scope: 'forecast',
     errors: AUTH_ERRORS,

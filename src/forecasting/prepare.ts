@@ -1,7 +1,7 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { NumericColumns } from '../shared/numeric-columns.ts';
-import { checkTimestamps, parseFrequency, parseStart, timestampsRepresentable, type Frequency, unknownFrequencyIssue } from './frequency.ts';
+import { checkTimestamps, parseFrequency, parseStart, timesOf, timestampsRepresentable, type Frequency, unknownFrequencyIssue } from './frequency.ts';
 import type { Usage } from './metering.ts';
 import { LIMITS, type ForecastRequestT } from './schemas.ts';
 
@@ -306,14 +306,13 @@ function readTimestamps(
     });
     return null;
   }
-  const times: Date[] = [];
-  for (let j = 0; j < raw.length; j++) {
-    const d = parseStart(raw[j] as string);
-    if (!d) {
+  // Parsed ahead in slices for large arrays (parseTimestampsAhead), else now.
+  const times = timesOf(raw);
+  for (let j = 0; j < times.length; j++) {
+    if (Number.isNaN(times[j])) {
       issues.push({ path: at('inputs', i, 'timestamps', j), msg: 'Not an ISO 8601 date or date-time', type: 'value_error', input: raw[j] });
       return null;
     }
-    times.push(d);
   }
   // An unknown parameters.frequency is reported already; the timestamps are not checked against it.
   if (givenSent && !given) return null;
@@ -322,7 +321,7 @@ function readTimestamps(
     issues.push({ path: at('inputs', i, 'timestamps', check.index), msg: check.msg, type: 'value_error', input: raw[check.index] });
     return null;
   }
-  const first = times[0] as Date;
+  const first = new Date(times[0] as number);
   if (startSent && start && start.getTime() !== first.getTime()) {
     issues.push({
       path: at('inputs', i, 'start'),

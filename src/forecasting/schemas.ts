@@ -21,6 +21,7 @@ const Value = z.number().nullable();
 
 const isValue = (x: unknown): boolean => x === null || (typeof x === 'number' && Number.isFinite(x));
 const isNumber = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x);
+const isTimestampText = (x: unknown): boolean => typeof x === 'string' && x.length <= 64;
 const everyOf = (a: unknown[], ok: (x: unknown) => boolean): boolean => {
   for (let i = 0; i < a.length; i++) if (!ok(a[i])) return false;
   return true;
@@ -33,11 +34,13 @@ const everyOf = (a: unknown[], ok: (x: unknown) => boolean): boolean => {
  * else goes through the schema's own parse, so a bad value gets exactly zod's issues (paths,
  * messages, codes). Wraps the array schema's parse the way zod's own size caps do.
  */
-function fastArray<S extends z.ZodArray>(schema: S, ok: (x: unknown) => boolean, columns = false): S {
+function fastArray<S extends z.ZodArray>(schema: S, ok: (x: unknown) => boolean, columns = false, maxItems = Number.POSITIVE_INFINITY): S {
   const internals = schema._zod;
   const parse = internals.parse;
   internals.parse = (payload, ctx) =>
-    (Array.isArray(payload.value) && everyOf(payload.value, ok)) || (columns && payload.value instanceof NumericColumns) ? payload : parse(payload, ctx);
+    (Array.isArray(payload.value) && payload.value.length <= maxItems && everyOf(payload.value, ok)) || (columns && payload.value instanceof NumericColumns)
+      ? payload
+      : parse(payload, ctx);
   // Without checks of its own, zod runs a schema through a copy of its parse.
   if (internals.run === parse) internals.run = internals.parse;
   return schema;
@@ -113,7 +116,10 @@ export const ForecastInput = z
       true,
     ).optional(),
     start: z.string().max(64).nullish().describe('ISO 8601 timestamp of the first observation.'),
-    timestamps: z.array(z.string().max(64)).max(LIMITS.maxSeriesLength).nullish().describe('ISO 8601 time of each target step; frequency inferred.'),
+    // Checked in one loop (zod's per-item check of 320,000 strings was 50–95 ms of one turn).
+    timestamps: fastArray(z.array(z.string().max(64)).max(LIMITS.maxSeriesLength), isTimestampText, false, LIMITS.maxSeriesLength)
+      .nullish()
+      .describe('ISO 8601 time of each target step; frequency inferred.'),
     past_covariates: fastRecord(z.record(z.string().max(128), fastArray(z.array(Value), isValue)), 128, LIMITS.maxCovariates, isValues)
       .nullish()
       .describe('Name → values aligned with target.'),

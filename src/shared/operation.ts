@@ -105,6 +105,12 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   bodyColumns?: ColumnsOption;
   /** The usage source a REST call records (default `api`); MCP calls record `mcp`. */
   restSource?: UsageSource;
+  /**
+   * Runs before `run` / `runSerialised` on every boundary (REST, MCP, the CLI through REST): work on
+   * the validated input that must not be one turn of the event loop, e.g. parsing a request's large
+   * timestamp arrays ahead in slices (parseTimestampsAhead) before its synchronous planning.
+   */
+  prepare?(input: z.output<I>): Promise<void>;
   run(args: OperationArgs<z.output<I>>): Promise<z.input<O>>;
   /**
    * REST only, for answers that can be large (forecasts): runs the call and returns the answer
@@ -128,11 +134,15 @@ export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'r
 }
 
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(def: OperationDef<I, O>): Operation {
-  const { runSerialised } = def;
+  const { runSerialised, prepare } = def;
+  const ready = async (input: unknown): Promise<z.output<I>> => {
+    if (prepare) await prepare(input as z.output<I>);
+    return input as z.output<I>;
+  };
   return {
     ...def,
-    run: (args) => def.run({ ...args, input: args.input as z.output<I> }),
-    ...(runSerialised ? { runSerialised: (args: OperationArgs<unknown>) => runSerialised({ ...args, input: args.input as z.output<I> }) } : {}),
+    run: async (args) => def.run({ ...args, input: await ready(args.input) }),
+    ...(runSerialised ? { runSerialised: async (args: OperationArgs<unknown>) => runSerialised({ ...args, input: await ready(args.input) }) } : {}),
     summarize: (output) => def.summarize(output as z.input<O>),
   };
 }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { creditsFor, priceOf } from '../../src/catalog/pricing.ts';
-import { forecastTimestamps, parseFrequency, stepTime, timestampsJson } from '../../src/forecasting/frequency.ts';
+import {
+  forecastTimestamps,
+  parseFrequency,
+  parseIsoMs,
+  parseStart,
+  parseTimestampsAhead,
+  sliceTimestamps,
+  stepTime,
+  timesOf,
+  timestampsJson,
+} from '../../src/forecasting/frequency.ts';
 import type { Hold, Meter } from '../../src/forecasting/metering.ts';
 import { planForecast, runPlanned } from '../../src/forecasting/service.ts';
 import { balanceOf, booksOf, principalFor } from '../billing/helpers.ts';
@@ -98,6 +108,57 @@ describe(`request bounds (${DB_KIND})`, () => {
     const ms = parseFrequency('MS');
     assert.ok(ms);
     assert.deepEqual(forecastTimestamps(new Date('0050-03-01T00:00:00Z'), ms, 0, 2), ['0050-03-01T00:00:00.000Z', '0050-04-01T00:00:00.000Z']);
+  });
+
+  test('timestamps read fast are read as parseStart reads them; large arrays are parsed ahead in slices', async () => {
+    const samples = [
+      '2024-01-31',
+      '2024-02-29',
+      '2023-02-29',
+      '2024-13-01',
+      '2024-00-10',
+      '0099-05-05',
+      '0100-05-05',
+      '9999-12-31T23:59:59.999Z',
+      '2024-01-31T10:00:00',
+      '2024-01-31 10:00:00',
+      '2024-01-31T10:00:00Z',
+      '2024-01-31T24:00:00Z',
+      '2024-01-31T23:60:00Z',
+      '2024-01-31T10:00:00.5Z',
+      '2024-01-31T10:00:00.123',
+      '2024-01-31T10:00:00.123Z',
+      '2024-01-31T10:00:00+02:00',
+      '2024-01-31T10:00Z',
+      '2024-01-31X10:00:00Z',
+      '2024-01-31T10:00:00z',
+      '2024/01/31',
+      '20a4-01-31',
+      '2024-01-3a',
+      '2024-01-31T1a:00:00Z',
+      ' 2024-01-31 ',
+      '',
+    ];
+    for (let k = 0; k < 2000; k++) {
+      const ms = Date.UTC(1900, 0, 1) + Math.floor(Math.random() * 250 * 365 * 86_400_000);
+      const iso = new Date(ms).toISOString();
+      samples.push(iso, iso.slice(0, 19), iso.slice(0, 10), iso.replace('T', ' ').slice(0, 19), iso.slice(0, 20).replace(/.$/, 'Z'));
+    }
+    for (const text of samples) assert.equal(parseIsoMs(text), parseStart(text)?.getTime() ?? Number.NaN, JSON.stringify(text));
+
+    const raw = Array.from({ length: 50_000 }, (_, j) => new Date(Date.UTC(2020, 0, 1) + j * 3_600_000).toISOString());
+    raw[777] = 'not a date';
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    await parseTimestampsAhead({ requests: [{ inputs: [{ timestamps: raw }] }] });
+    clearInterval(tick);
+    assert.ok(turns >= 1, `${turns} turns`);
+    const times = timesOf(raw);
+    assert.equal(times.length, raw.length);
+    assert.ok(Number.isNaN(times[777]));
+    assert.equal(times[778], Date.UTC(2020, 0, 1) + 778 * 3_600_000);
+    assert.equal(timesOf(raw), times, 'parsed ahead: the same array is returned, not parsed again');
+    assert.equal(timesOf(sliceTimestamps(raw, 1000)).length, 1000);
   });
 
   test('timestamps as JSON text: the same strings as toISOString, written in slices with turns between them', async () => {
