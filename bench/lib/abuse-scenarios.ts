@@ -130,6 +130,31 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'ingest, largest paste: 180,000 CSV rows of 90 series (4.8 MB)',
+    path: '/v1/series/ingest',
+    body: () => {
+      const rows = ['unique_id,ds,y'];
+      const start = Date.UTC(2020, 0, 1);
+      for (let s = 0; s < 90; s++) for (let i = 0; i < 2000; i++) rows.push(`s${s},${new Date(start + i * 3_600_000).toISOString().slice(0, 19)},${(i * 7) % 1000}`);
+      return JSON.stringify({ text: `${rows.join('\n')}\n` });
+    },
+  },
+  {
+    name: 'covariates: 50,000 steps with 40 past covariates (2,000,000 values)',
+    path: '/v1/forecast',
+    body: () =>
+      JSON.stringify({
+        model: 'naive',
+        inputs: [
+          {
+            target: Array.from({ length: 50_000 }, (_, i) => i % 97),
+            past_covariates: Object.fromEntries(Array.from({ length: 40 }, (_, c) => [`c${c}`, Array.from({ length: 50_000 }, (_, i) => (i + c) % 89)])),
+          },
+        ],
+        parameters: { prediction_length: 24 },
+      }),
+  },
+  {
     name: 'auto-ets, 10,000 points, h 1000',
     path: '/v1/forecast',
     body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),

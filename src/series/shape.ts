@@ -1,7 +1,7 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Frequency, parseFrequency, parseStart, stepTime } from '../forecasting/frequency.ts';
+import { type Frequency, parseFrequency, parseIsoMs, stepTime } from '../forecasting/frequency.ts';
 import { LIMITS } from '../forecasting/schemas.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
+import { TurnBudget } from '../shared/turns.ts';
 import type { IngestOptionsT, SeriesIngestResponseT } from './schemas.ts';
 import { type Cell, MISSING, rowName, type Table } from './table.ts';
 
@@ -16,7 +16,8 @@ export function parseTime(c: Cell): number | null {
   let s = c.trim();
   if (/^\d{4}\/\d{2}\/\d{2}/.test(s)) s = s.replace(/\//g, '-');
   if (/^\d{4}-\d{2}$/.test(s)) s = `${s}-01`;
-  return parseStart(s)?.getTime() ?? null;
+  const ms = parseIsoMs(s);
+  return Number.isNaN(ms) ? null : ms;
 }
 
 function parseValue(c: Cell): number | null | undefined {
@@ -112,29 +113,41 @@ function pickColumns(t: Table, o: IngestOptionsT, field: string): Columns {
 
 /** The frequency the timestamps step by, or null when irregular: calendar months first, then fixed units. */
 export function detectFrequency(times: number[][]): string | null {
-  const monthly = times.every((ts) =>
-    ts.every((ms) => {
-      const d = new Date(ms);
-      return d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0 && d.getUTCMilliseconds() === 0;
-    }),
-  );
+  // Arithmetic on epoch ms where it can be (UTC days are 86,400,000 ms; 1970-01-01 was a Thursday),
+  // a Date only while a calendar question is still open: 50,000 sampled times were 28–61 ms of one turn.
+  const DAY_MS = 86_400_000;
+  const monthly = times.every((ts) => ts.every((ms) => ((ms % DAY_MS) + DAY_MS) % DAY_MS === 0));
   const counts = new Map<number, number>();
-  const monthCounts = new Map<number, number>();
-  let atStart = true;
-  let atEnd = true;
+  let atStart = monthly;
+  let atEnd = monthly;
   let weekend = false;
   for (const ts of times) {
     for (let i = 0; i < ts.length; i++) {
-      const d = new Date(ts[i] as number);
-      if (d.getUTCDate() !== 1) atStart = false;
-      if (new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)).getUTCDate() !== 1) atEnd = false;
-      if (d.getUTCDay() === 0 || d.getUTCDay() === 6) weekend = true;
+      const ms = ts[i] as number;
+      if (atStart || atEnd) {
+        const d = new Date(ms);
+        if (d.getUTCDate() !== 1) atStart = false;
+        if (new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)).getUTCDate() !== 1) atEnd = false;
+      }
+      if (!weekend) {
+        const dow = (((Math.floor(ms / DAY_MS) + 4) % 7) + 7) % 7;
+        if (dow === 0 || dow === 6) weekend = true;
+      }
       if (i === 0) continue;
-      const diff = (ts[i] as number) - (ts[i - 1] as number);
+      const diff = ms - (ts[i - 1] as number);
       counts.set(diff, (counts.get(diff) ?? 0) + 1);
-      const p = new Date(ts[i - 1] as number);
-      const months = (d.getUTCFullYear() - p.getUTCFullYear()) * 12 + d.getUTCMonth() - p.getUTCMonth();
-      monthCounts.set(months, (monthCounts.get(months) ?? 0) + 1);
+    }
+  }
+  // Months between steps: only asked of month-aligned series.
+  const monthCounts = new Map<number, number>();
+  if (monthly && (atStart || atEnd)) {
+    for (const ts of times) {
+      for (let i = 1; i < ts.length; i++) {
+        const d = new Date(ts[i] as number);
+        const p = new Date(ts[i - 1] as number);
+        const months = (d.getUTCFullYear() - p.getUTCFullYear()) * 12 + d.getUTCMonth() - p.getUTCMonth();
+        monthCounts.set(months, (monthCounts.get(months) ?? 0) + 1);
+      }
     }
   }
   if (counts.size === 0) return null;
@@ -189,9 +202,6 @@ function stepsBetween(a: number, b: number, freq: Frequency, limit: number): num
 
 const tooLong = (uid: string) => new AppError('payload_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
 
-/** Rows handled between two turns of the event loop (a 200,000-row table must not hold it for a second). */
-const SLICE = 2000;
-
 /** Turns a table into forecast inputs: columns, order, duplicates, frequency, gaps. */
 export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, maxSeries: number): Promise<Omit<SeriesIngestResponseT, 'object'>> {
   const cols = pickColumns(t, o, field);
@@ -203,8 +213,9 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
   };
   // unique_id → time → values seen (with their rows, for duplicate reports)
   const series = new Map<string, Map<number, { values: (number | null)[]; rows: number[] }>>();
+  const turns = new TurnBudget();
   for (let r = 0; r < t.rows.length; r++) {
-    if (r % SLICE === SLICE - 1) await nextTurn();
+    if (turns.spent) await turns.next();
     const row = t.rows[r] as Cell[];
     const origin = t.origin[r] as number;
     const time = parseTime(row[cols.time] ?? null);
@@ -260,14 +271,18 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
     return present.length === 0 ? null : present.reduce((a, b) => a + b, 0) / present.length;
   };
 
-  const ordered = [...series.entries()].map(([uid, s]) => {
+  const ordered: { uid: string; times: number[]; s: Map<number, { values: (number | null)[]; rows: number[] }> }[] = [];
+  for (const [uid, s] of series) {
+    if (turns.spent) await turns.next();
     const times = [...s.keys()];
-    const sorted = [...times].sort((a, b) => a - b);
+    const sorted = Float64Array.from(times).sort();
     if (times.some((x, i) => x !== sorted[i])) warnings.push(`Series '${uid}': rows were not in time order; sorted`);
-    return { uid, times: sorted, s };
-  });
-  // Detected on a sample (the first 1000 steps of up to 50 series); steps off that grid are caught below, naming their line.
+    ordered.push({ uid, times: Array.from(sorted), s });
+  }
+  // Detected on a sample (the first 1000 steps of up to 50 series, ~8 ms: a turn of its own); steps off that grid are caught below, naming their line.
+  await turns.next();
   const code = o.frequency ?? detectFrequency(ordered.slice(0, 50).map((x) => x.times.slice(0, 1000)));
+  await turns.next();
   const freq = code ? parseFrequency(code) : null;
   if (o.frequency && !freq)
     throw new ValidationFailure([{ path: ['frequency'], msg: `'${o.frequency}' is not a frequency code (D, h, MS, W, …)`, type: 'value_error' }]);
@@ -278,11 +293,10 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
   const inputs: SeriesIngestResponseT['inputs'] = [];
   let total = 0;
   for (const { uid, times, s } of ordered) {
-    await nextTurn();
     const target: (number | null)[] = [];
     let missing = 0;
     for (let i = 0; i < times.length; i++) {
-      if (i % (SLICE * 5) === SLICE * 5 - 1) await nextTurn();
+      if (turns.spent) await turns.next();
       const time = times[i] as number;
       if (i > 0 && freq) {
         const prev = times[i - 1] as number;

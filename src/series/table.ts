@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse as csvParse, type CsvError } from 'csv-parse';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
+import { TurnBudget } from '../shared/turns.ts';
 
 /** A table read from CSV, TSV or JSON: cells as text, numbers or null, each row with the line/record it came from. */
 export interface Table {
@@ -50,6 +50,7 @@ async function readDelimited(text: string, format: 'csv' | 'tsv', limits: TableL
   );
   const records: string[][] = [];
   const origin: number[] = [];
+  const turns = new TurnBudget();
   try {
     for await (const r of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       if (records.length === 0 && r.record.length > limits.maxColumns) {
@@ -61,7 +62,7 @@ async function readDelimited(text: string, format: 'csv' | 'tsv', limits: TableL
         parser.destroy();
         throw new AppError('payload_too_large', `The data has more than ${limits.maxRows} rows; at most ${limits.maxRows} are read (INGEST_MAX_ROWS)`);
       }
-      if (records.length % 5000 === 0) await nextTurn();
+      if (turns.spent) await turns.next();
     }
   } catch (err) {
     if (err instanceof AppError) throw err;

@@ -115,16 +115,24 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
   const ws = () => {
     while (i < n && isWs(text.charCodeAt(i))) i++;
   };
-  /** End (exclusive) of the string starting at quote position `at`. */
-  const stringEnd = (at: number): number => {
+  /**
+   * End (exclusive) of the string starting at quote position `at`; -1 when it does not end before
+   * `stop`. Jumps from quote to quote with the native indexOf (a quote preceded by an odd run of
+   * backslashes is escaped): a 5.5 MB string was 80–95 ms of one turn read a character at a time.
+   */
+  const stringEnd = (at: number, stop = n): number => {
     let j = at + 1;
-    while (j < n) {
-      const c = text.charCodeAt(j);
-      if (c === 0x5c) j += 2;
-      else if (c === 0x22) return j + 1;
-      else j++;
+    for (;;) {
+      const q = text.indexOf('"', j);
+      if (q < 0 || q >= stop) {
+        if (stop < n) return -1;
+        throw new Unexpected('unterminated string');
+      }
+      let b = q - 1;
+      while (b > at && text.charCodeAt(b) === 0x5c) b--;
+      if ((q - 1 - b) % 2 === 0) return q + 1;
+      j = q + 1;
     }
-    throw new Unexpected('unterminated string');
   };
   /** End (exclusive) of the value starting at `at` when it ends within `limit` characters, else -1. */
   const valueEnd = (at: number, limit: number): number => {
@@ -137,7 +145,9 @@ export async function parseJsonSliced(text: string, options: SlicedOptions = {})
       while (j < stop) {
         const d = text.charCodeAt(j);
         if (d === 0x22) {
-          j = stringEnd(j);
+          // A string running past `stop` makes the container large: not scanned to its end here.
+          j = stringEnd(j, stop);
+          if (j < 0) break;
           continue;
         }
         if (d === 0x7b || d === 0x5b) depth++;

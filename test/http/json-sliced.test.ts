@@ -21,6 +21,20 @@ test('parseJsonSliced gives what JSON.parse gives, for any JSON text and any sli
   );
 });
 
+test('strings of escaped quotes and backslash runs, long and short, across every slicing boundary', async () => {
+  const pieces = ['a"b', 'a\\"b', '\\', '\\\\"', '"', '\\\\\\', 'x'.repeat(40), '"\\"'];
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), fc.integer({ min: 1, max: 64 }), async (parts, small) => {
+      const value = { text: parts.join(''), list: parts, nested: [{ s: parts.join('\\') }] };
+      const text = JSON.stringify(value);
+      assert.deepEqual(await parseJsonSliced(text, { small, batch: small * 2 }), value);
+    }),
+    { numRuns: 300, seed: 5 },
+  );
+  const big = { text: `${'ab\\"c'.repeat(300_000)}\\` };
+  assert.deepEqual(await parseJsonSliced(JSON.stringify(big)), big);
+});
+
 test('with `columns`, a large numeric array under a listed key becomes typed columns; anything else is read as JSON.parse reads it', async () => {
   const columns = { key: 'target', within: 'inputs', maxWidth: 3 };
   // Targets that fit columns (rows of one width, flat numbers, nulls) and targets that do not (ragged, too wide, strings, nested deeper, mixed).
