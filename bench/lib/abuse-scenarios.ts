@@ -155,6 +155,27 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'ensemble, largest input: 100,000 points, 8 fast candidates, h 24',
+    path: '/v1/forecast/ensemble',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: Array.from({ length: 100_000 }, (_, i) => (i % 97) + (i % 24)) }],
+        models: ['naive', 'seasonal-naive', 'drift', 'theta'],
+        parameters: { prediction_length: 24 },
+      }),
+  },
+  {
+    name: 'cross-validation, largest input: 100,000 points, 4 models × 10 windows (40 runs), h 24',
+    path: '/v1/cross-validation',
+    body: () =>
+      JSON.stringify({
+        inputs: [{ target: Array.from({ length: 100_000 }, (_, i) => (i % 97) + (i % 24)) }],
+        models: ['naive', 'seasonal-naive', 'drift', 'theta'],
+        prediction_length: 24,
+        n_windows: 10,
+      }),
+  },
+  {
     name: 'auto-ets, 10,000 points, h 1000',
     path: '/v1/forecast',
     body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),

@@ -6,6 +6,7 @@ import { DEFAULT_QUANTILES } from '../forecasting/prepare.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
 import { executePrepared, jobOf, matrixNumbers, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
+import { TurnBudget } from '../shared/turns.ts';
 import { checkOutputCap, limited, runMetered, totalOf } from './metered.ts';
 import { ANALYTICS_LIMITS, type CrossValidationRequestT, type CrossValidationResponse } from './schemas.ts';
 
@@ -100,7 +101,7 @@ export interface CvPlan {
 }
 
 /** Validates, cuts the windows and prices every run before anything runs. */
-export function planCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT): CvPlan {
+export async function planCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT): Promise<CvPlan> {
   const h = req.prediction_length;
   const step = req.step_size ?? h;
   const W = req.n_windows;
@@ -139,7 +140,17 @@ export function planCrossValidation(ctx: ForecastCtx, req: CrossValidationReques
     parameters: { prediction_length: h, frequency: req.frequency ?? null, quantile_levels: levels },
     metadata: null,
   });
-  const runs = models.map((m) => Array.from({ length: W }, (_, k) => planForecast(ctx, windowRequest(m, k))));
+  // Each run is prepared on its own (a copy of the history): 40 runs over 100,000 points were 86 ms of one turn.
+  const turns = new TurnBudget();
+  const runs: Planned[][] = [];
+  for (const m of models) {
+    const row: Planned[] = [];
+    for (let k = 0; k < W; k++) {
+      if (turns.spent) await turns.next();
+      row.push(planForecast(ctx, windowRequest(m, k)));
+    }
+    runs.push(row);
+  }
   const all = runs.flat();
   const actualValues = req.inputs.reduce((a, x) => a + toColumns(x.target ?? []).length, 0) * h * W;
   checkOutputCap(ctx, all.reduce((a, p) => a + p.prepared.usage.output_tokens, 0) + actualValues, `This cross-validation (${all.length} runs)`);
@@ -296,7 +307,7 @@ export async function runCrossValidation<T = CrossValidationResponse>(
   /** Runs before the debit (e.g. serialiseJson): a failure there releases the hold. */
   finish: (response: CrossValidationResponse) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
-  const plan = planCrossValidation(ctx, req);
+  const plan = await planCrossValidation(ctx, req);
   return runMetered(
     ctx,
     principal,

@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
 import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
-import type { CallInfo, ForecastCtx } from '../forecasting/service.ts';
+import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
+import { TurnBudget } from '../shared/turns.ts';
 import { executePrepared, executeWritten, planForecast } from '../forecasting/service.ts';
 import { parseFrequency, sliceTimestamps } from '../forecasting/frequency.ts';
 import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
@@ -169,6 +170,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
   const candidates: Candidate[] = [];
   let total = 0;
   let usage = ZERO;
+  const turns = new TurnBudget();
   for (const id of ids) {
     const model = ctx.catalog.get(id);
     if (!model.available) {
@@ -184,7 +186,13 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
     let final: PreparedForecast;
     let credits: number;
     try {
-      const b = Array.from({ length: windows }, (_, k) => planForecast(ctx, backtestReq(id, k)));
+      // Each preparation copies the history: a turn of the event loop whenever the budget is spent.
+      const b: Planned[] = [];
+      for (let k = 0; k < windows; k++) {
+        if (turns.spent) await turns.next();
+        b.push(planForecast(ctx, backtestReq(id, k)));
+      }
+      if (turns.spent) await turns.next();
       const f = planForecast(ctx, finalReq(id));
       backtests = b.map((x) => x.prepared);
       final = f.prepared;

@@ -84,6 +84,16 @@ describe('engine worker pool', () => {
     // The pool recovers: the stuck thread was replaced.
     assert.equal((await engine.forecast(job()))[0]!.mean.length, 5);
   });
+  it('runs a trivial model inline only when it is cheap: a long series without a season length goes to a worker', async () => {
+    const long = Array.from({ length: 2048 }, (_, t) => Math.sin(t * 12.9898) * 100);
+    assert.equal(engine.runsInline?.(job({ series: [series] })), true, '30 points, season detected: inline');
+    assert.equal(engine.runsInline?.(job({ series: [long.slice(0, 256)] })), true, '256 points: inline');
+    assert.equal(engine.runsInline?.(job({ series: [long] })), false, '2,048 points, season detected (27-50 ms): a worker');
+    assert.equal(engine.runsInline?.(job({ series: [long], seasonLength: 24 })), true, '2,048 points, season given: inline');
+    // Both paths answer the same forecast.
+    const inWorker = (await engine.forecast(job({ series: [long], numSamples: 0 }))) as { mean: number[] }[];
+    assert.equal(inWorker[0]?.mean.length, 5);
+  });
 });
 
 describe('engine timeout', () => {
