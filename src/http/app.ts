@@ -158,7 +158,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
 
   // Memory goes back after large requests: once none is in flight for a while (idle-compaction.ts).
   const compactor = createIdleCompactor({
-    // Off unless MEMORY_IDLE_COMPACT_MB is set: the collection pauses the thread (ADR 0010, "Memory, second pass").
+    // MEMORY_IDLE_COMPACT_MB=0 turns it off: the collection pauses the thread (ADR 0010, sixth pass).
     idleMs: config.memory.idleCompactGrowthBytes > 0 ? config.memory.idleCompactMs : 0,
     growthBytes: config.memory.idleCompactGrowthBytes,
     onCompact: (pauseMs, freedBytes) => app.log.debug({ pauseMs: Math.round(pauseMs), freedMb: Math.round(freedBytes / 1048576) }, 'idle heap compaction'),

@@ -2,16 +2,18 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
- * Idle compaction of the main thread's heap (issue #11). A large request (a 5.7 MB body, a
- * 30 MB answer) makes V8 grow the heap; V8 gives it back only lazily, so the process stayed
- * ~100 MB above its idle level for as long as it was quiet. Once no request has been in flight for
- * `idleMs`, and the committed heap plus external memory (ArrayBuffers: request bodies, the encoded
- * answers a worker hands over, freed only when the objects holding them are collected) has grown at
- * least `growthBytes` since the last compaction (or the start), this runs one memory-reducing full collection (V8's "last resort" flavour: it also
- * shrinks the young generation and unmaps the freed pages). It pauses the thread (58 ms to 1.5 s
- * measured in bench/results/abuse.md), which is why it only runs when nothing is in flight; a
- * request arriving during that pause waits for it. Off unless MEMORY_IDLE_COMPACT_MB is set (ADR
- * 0010, third pass): the service caps the young generation instead (src/heap-flags.ts).
+ * Idle collection of the main thread's heap (issue #11). A large request (a 5.7 MB body, a 30 MB
+ * answer, a 180,000-row paste) makes V8 grow the heap with garbage it collects only when it next
+ * needs to, which an idle server never does: the process stayed 100–250 MB above its idle level for
+ * as long as it was quiet. Once no request has been in flight for `idleMs`, and the committed heap
+ * plus external memory (ArrayBuffers: request bodies, the encoded answers a worker hands over,
+ * freed only when the objects holding them are collected) has grown at least `growthBytes` since
+ * the last collection (or the start), this runs one full collection (V8's regular major GC: it
+ * frees the garbage and the empty pages). It pauses the thread (45–90 ms measured by bench:abuse
+ * on a busy 2-core machine; the "last resort" flavour used before, seven collections in a row, was
+ * 58 ms to 1.5 s and gave back little more), so it only runs when nothing is in flight; a request
+ * arriving during that pause waits for it. On by default since ADR 0010's sixth pass
+ * (MEMORY_IDLE_COMPACT_MB=64; 0 turns it off).
  */
 export interface IdleCompactor {
   /** A request began (the compaction waits until every begun request has ended). */
@@ -40,7 +42,7 @@ function memoryReducingGc(): void {
     setFlagsFromString('--expose-gc');
     exposedGc = runInNewContext('gc') as (options?: object) => void;
   }
-  exposedGc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  exposedGc({ type: 'major', execution: 'sync', flavor: 'regular' });
 }
 
 export function createIdleCompactor(options: IdleCompactorOptions): IdleCompactor {
