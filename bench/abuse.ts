@@ -109,6 +109,8 @@ class Exit extends Error {}
 const only = process.env.ABUSE_ONLY ? new RegExp(process.env.ABUSE_ONLY, 'i') : null;
 const server = await startProbedServer();
 const rows: Record<string, unknown>[] = [];
+/** Every /healthz latency polled while an accepted request ran, all rows together. */
+const accepted: number[] = [];
 try {
   const key = await apiKey(server.base);
   const idle = await server.ask('report');
@@ -160,6 +162,7 @@ try {
     };
     console.log(JSON.stringify(row));
     rows.push(row);
+    if (row.status === '200') accepted.push(...healthz);
   }
   if (only) throw new Exit();
   const final = await server.ask('report');
@@ -193,6 +196,14 @@ try {
     idle_memory: where(idle),
     settled_memory: where(settled),
     target: 'healthz p99 < 50 ms while any accepted request runs',
+    healthz_accepted_pooled: {
+      samples: accepted.length,
+      p50_ms: round(pct(accepted, 50)),
+      p99_ms: round(pct(accepted, 99)),
+      p999_ms: round(pct(accepted, 99.9)),
+      max_ms: round(Math.max(0, ...accepted)),
+      over_50ms: accepted.filter((x) => x >= 50).length,
+    },
     scenarios: rows,
   };
   writeFileSync(join(REPO_ROOT, 'bench/results/abuse.json'), `${JSON.stringify(result, null, 2)}\n`);
@@ -220,6 +231,9 @@ Event-loop delay is the server's own (\`perf_hooks.monitorEventLoopDelay\`, 5 ms
 10 ms from a separate thread while the request runs. RSS idle before the first scenario: ${result.idle_rss_mb} MB; after the last: ${result.final_rss_mb} MB;
 20 s later: ${result.settled_rss_mb} MB (main thread's heap ${result.settled_main_heap_mb} MB; idle ${result.idle_main_heap_mb} MB).
 Target: /healthz p99 under 50 ms while any accepted request runs.
+All ${result.healthz_accepted_pooled.samples} polls during accepted requests together: p50 ${result.healthz_accepted_pooled.p50_ms} ms,
+p99 ${result.healthz_accepted_pooled.p99_ms} ms, p99.9 ${result.healthz_accepted_pooled.p999_ms} ms, max ${result.healthz_accepted_pooled.max_ms} ms
+(${result.healthz_accepted_pooled.over_50ms} at 50 ms or more). Per row below, p99 is about the worst or second-worst poll of that row.
 
 | ${cols.join(' | ')} |
 |${cols.map(() => '---').join('|')}|
