@@ -135,7 +135,8 @@ export const SCENARIOS: Scenario[] = [
     body: () => {
       const rows = ['unique_id,ds,y'];
       const start = Date.UTC(2020, 0, 1);
-      for (let s = 0; s < 90; s++) for (let i = 0; i < 2000; i++) rows.push(`s${s},${new Date(start + i * 3_600_000).toISOString().slice(0, 19)},${(i * 7) % 1000}`);
+      for (let s = 0; s < 90; s++)
+        for (let i = 0; i < 2000; i++) rows.push(`s${s},${new Date(start + i * 3_600_000).toISOString().slice(0, 19)},${(i * 7) % 1000}`);
       return JSON.stringify({ text: `${rows.join('\n')}\n` });
     },
   },
