@@ -23,7 +23,7 @@ import { etsForecast } from '../src/engine/models/ets.ts';
 import { mstlForecast } from '../src/engine/models/mstl.ts';
 import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
 import { thetaForecast } from '../src/engine/models/theta.ts';
-import { backtestZ, calibrationOrigins, factorFromZ } from '../src/engine/stats/calibrate.ts';
+import { backtestZ, calibrationOrigins, conformalQuantile, factorFromWindows, type BacktestWindow } from '../src/engine/stats/calibrate.ts';
 import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
 import { qnorm } from '../src/engine/stats/normal.ts';
 import { FREQUENCIES, loadM3, repoRoot } from './lib/m3.ts';
@@ -49,6 +49,7 @@ const { values } = parseArgs({
     from: { type: 'string' },
     partial: { type: 'boolean', default: false },
     out: { type: 'string', default: 'm3-intervals' },
+    stride: { type: 'string' },
   },
 });
 const every = Number(values.every);
@@ -71,6 +72,8 @@ interface Case {
    * origin is below the minimum training length); the refit of the chosen model.
    */
   zp?: number[][];
+  /** Backtest origins (calibrationOrigins), newest first; windows whose refit failed are missing from z. */
+  origins?: number[];
 }
 type Data = Record<string, Case[]>;
 
@@ -88,7 +91,7 @@ else {
       const fc = fit(s.train, ctx);
       const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
       const windows = Number(values.windows);
-      const opts = { ...calibrationOptions(4, s.seasonality), windows };
+      const opts = { ...calibrationOptions(4, s.seasonality), windows, ...(values.stride ? { stride: Number(values.stride) } : {}) };
       const z = backtestZ(s.train, s.horizon, refit, opts);
       const zr = fc.research ? backtestZ(s.train, s.horizon, fc.research, opts) : undefined;
       let zp: number[][] | undefined;
@@ -106,13 +109,42 @@ else {
           zp.push(w[0] ?? []);
         }
       }
-      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z, ...(zr ? { zr } : {}), ...(zp ? { zp } : {}) };
+      const origins = calibrationOrigins(s.train.length, s.horizon, opts);
+      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z, origins, ...(zr ? { zr } : {}), ...(zp ? { zp } : {}) };
     });
     console.log(`${model}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   if (values.save) writeFileSync(values.save, JSON.stringify(data));
 }
 
+// Saved backtests from before 2026-11-26 evening have no origins: the plan's (a window whose refit failed would shift them).
+data = Object.fromEntries(
+  Object.entries(data).map(([model, cases]) => [
+    model,
+    cases.map((c, i) => {
+      const s = series[i]!;
+      return c.origins
+        ? c
+        : { ...c, origins: calibrationOrigins(s.train.length, s.horizon, { ...calibrationOptions(4, s.seasonality), windows: Number(values.windows) }) };
+    }),
+  ]),
+);
+/** The windows of a case with their origins: refits, then auto-arima's searches at the same origins. */
+function windowsOf(c: Case): BacktestWindow[] {
+  const o = c.origins ?? [];
+  return [...c.z.map((z, k) => ({ origin: o[k]!, z })), ...(c.zr ?? []).map((z, k) => ({ origin: o[k]!, z }))];
+}
+/** ADR 0026's factor: conformal Q0.8 of the pooled |z|, x1.33 when all windows share one origin. */
+function adr0026(c: Case): number | null {
+  const ws = windowsOf(c);
+  const z = ws
+    .flatMap((w) => w.z)
+    .filter((v) => Number.isFinite(v))
+    .sort((a, b) => a - b);
+  if (z.length === 0) return null;
+  const raw = conformalQuantile(z, 0.8) / qnorm(0.9);
+  return Math.min(5, Math.max(0.2, new Set(ws.map((w) => w.origin)).size <= 1 ? raw * 1.33 : raw));
+}
 /** A calibration rule: the factor (or one per step) from a series' backtest windows (null = leave as is). */
 type Rule = (z: number[][], horizon: number, c: Case) => number | number[] | null;
 const Z80 = qnorm(0.9);
@@ -249,16 +281,14 @@ function filledWeighted(p: number): Rule {
 }
 const RULES: Record<string, Rule> = {
   none: () => 1,
-  [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, one origin widened)`]: (z, _h, c) =>
-    factorFromZ(z, Math.max(c.z.length, c.zr?.length ?? 0))?.factor ?? null,
+  [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, widened by effective origins, ADR 0027)`]: (_z, h, c) =>
+    factorFromWindows(windowsOf(c), h)?.factor ?? null,
+  'ADR 0026 (conformal Q0.8, one origin x1.33)': (_z, _h, c) => adr0026(c),
   ...(process.env.RULES === 'conformal'
     ? {
         'before 2026-11-26 pm: type-7 Q0.85': byQuantile((z) => typeSeven(z, 0.85)),
         'type-7 q0.8': byQuantile((z) => typeSeven(z, 0.8)),
-        'type-6 q0.8, one origin not widened': (z) => {
-          const f = factorFromZ(z, 2);
-          return f ? Math.min(5, Math.max(0.2, f.rawFactor)) : null;
-        },
+        'type-6 q0.8, one origin not widened': byQuantile((z) => typeSix(z, 0.8)),
         'type-6 q0.8 (conformal, interpolated)': byQuantile((z) => typeSix(z, 0.8)),
         'order statistic ceil(0.8 (N + 1))': byQuantile((z) => z[Math.min(z.length, Math.ceil(0.8 * (z.length + 1))) - 1]!),
         'type-6 q0.8 + 0.2/(J+1)': byQuantile((z, j) => typeSix(z, 0.8 + 0.2 / (j + 1))),
