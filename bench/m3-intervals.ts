@@ -8,7 +8,9 @@
  *   ... --from /tmp/z.json          # re-score saved backtests (written with --save /tmp/z.json)
  *   --offset 5                      # another subset (series i with i % every == offset)
  *   --partial                       # also backtests at later origins for series with few windows
+ *   --stride 1                      # origins every step instead of every ceil(H/2) steps
  *   RULES=conformal BY_WINDOWS=1    # the conformal-rank rules (ADR 0026); coverage by origins
+ *   RULES=origins                   # 4-6 origins (backtests saved with --windows 6), ADR 0027 vs 0026
  *                                   # (BY_WINDOWS=yearly: one frequency)
  * Writes bench/results/m3-intervals.{json,md}. In-process, one thread (a study, not a speed figure).
  */
@@ -129,14 +131,22 @@ data = Object.fromEntries(
     }),
   ]),
 );
-/** The windows of a case with their origins: refits, then auto-arima's searches at the same origins. */
-function windowsOf(c: Case): BacktestWindow[] {
+/**
+ * The windows of a case with their origins, the newest `origins` (the service's count by default;
+ * backtests saved with more --windows): refits, then auto-arima's searches at the same origins.
+ */
+function windowsOf(c: Case, origins = CALIBRATION_WINDOWS): BacktestWindow[] {
   const o = c.origins ?? [];
-  return [...c.z.map((z, k) => ({ origin: o[k]!, z })), ...(c.zr ?? []).map((z, k) => ({ origin: o[k]!, z }))];
+  const keep = (k: number): boolean => k < origins;
+  return [...c.z.flatMap((z, k) => (keep(k) ? [{ origin: o[k]!, z }] : [])), ...(c.zr ?? []).flatMap((z, k) => (keep(k) ? [{ origin: o[k]!, z }] : []))];
+}
+/** The service's factor from the newest `origins` origins. */
+function byEffectiveOrigins(origins: number): Rule {
+  return (_z, h, c) => factorFromWindows(windowsOf(c, origins), h)?.factor ?? null;
 }
 /** ADR 0026's factor: conformal Q0.8 of the pooled |z|, x1.33 when all windows share one origin. */
-function adr0026(c: Case): number | null {
-  const ws = windowsOf(c);
+function adr0026(c: Case, origins = CALIBRATION_WINDOWS): number | null {
+  const ws = windowsOf(c, origins);
   const z = ws
     .flatMap((w) => w.z)
     .filter((v) => Number.isFinite(v))
@@ -284,6 +294,17 @@ const RULES: Record<string, Rule> = {
   [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, widened by effective origins, ADR 0027)`]: (_z, h, c) =>
     factorFromWindows(windowsOf(c), h)?.factor ?? null,
   'ADR 0026 (conformal Q0.8, one origin x1.33)': (_z, _h, c) => adr0026(c),
+  ...(process.env.RULES === 'origins'
+    ? {
+        // More origins at the same stride (backtests saved with --windows 6 or more).
+        ...Object.fromEntries(
+          [4, 5, 6].flatMap((w) => [
+            [`${w} origins, widened by effective origins`, byEffectiveOrigins(w)],
+            [`${w} origins, ADR 0026`, (_z: number[][], _h: number, c: Case) => adr0026(c, w)],
+          ]),
+        ),
+      }
+    : {}),
   ...(process.env.RULES === 'conformal'
     ? {
         'before 2026-11-26 pm: type-7 Q0.85': byQuantile((z) => typeSeven(z, 0.85)),
