@@ -89,13 +89,13 @@ export function effectiveOrigins(origins: readonly number[], horizon: number): n
  * A factor from few windows misses the test window's scale by the spread of window scales, and
  * coverage, concave in the width, loses more from a too-narrow factor than it gains from a too-wide
  * one; the loss shrinks as windows are pooled. Under the log-normal model of `effectiveOrigins` a
- * simulation (docs/adr/0027) needs 1.12-1.15 for one origin, 1.06-1.08 for three half a horizon apart
- * with the spread of log window scales at 0.45; the constant and the power were chosen on the fast
- * models over all of M3 (one curve for every model and frequency, the calibration's
- * 20 cells from 2.2 to 2.0 points RMS away from 80%) and checked on auto-ets, auto-arima and combo
- * (every 10th series; bench/results/m3-intervals-origins.md). It replaces ADR 0026's 1.33 for a single
- * origin (from a spread of 0.64, which counted the sampling noise of a window's RMS|z| as scale
- * spread) and nothing for two or more.
+ * simulation (bench/interval-widening-sim.ts) needs 1.12-1.15 for one origin and 1.06-1.08 for three
+ * half a horizon apart when log window scales spread by 0.45. The constant and the power were fitted
+ * on the fast models over all of M3 (one curve for every model and frequency: the 20 cells went from
+ * 2.2 to 2.0 points RMS away from 80%) and checked on auto-ets, auto-arima and combo (every 10th
+ * series; bench/results/m3-intervals-origins.md and -slow10.md; ADR 0027). It replaces ADR 0026's
+ * 1.33 for a single distinct origin (from a spread of 0.64, which counted the sampling noise of a
+ * window's RMS|z| as scale spread) and nothing for two or more, however close.
  */
 export const ORIGIN_WIDENING = 0.1;
 
