@@ -58,7 +58,7 @@ function needed(offsets: readonly number[], h: number, sigma: number): number {
   let hi = 2;
   for (let it = 0; it < 12; it++) {
     const mid = (lo + hi) / 2;
-    if (coverage(offsets, h, sigma, mid, 3000) < 0.8) lo = mid;
+    if (coverage(offsets, h, sigma, mid, 12000) < 0.8) lo = mid;
     else hi = mid;
   }
   return (lo + hi) / 2;
