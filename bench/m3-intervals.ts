@@ -8,7 +8,9 @@
  *   ... --from /tmp/z.json          # re-score saved backtests (written with --save /tmp/z.json)
  *   --offset 5                      # another subset (series i with i % every == offset)
  *   --partial                       # also backtests at later origins for series with few windows
+ *   --stride 1                      # origins every step instead of every ceil(H/2) steps
  *   RULES=conformal BY_WINDOWS=1    # the conformal-rank rules (ADR 0026); coverage by origins
+ *   RULES=origins                   # 4-6 origins (backtests saved with --windows 6), ADR 0027 vs 0026
  *                                   # (BY_WINDOWS=yearly: one frequency)
  * Writes bench/results/m3-intervals.{json,md}. In-process, one thread (a study, not a speed figure).
  */
@@ -23,7 +25,7 @@ import { etsForecast } from '../src/engine/models/ets.ts';
 import { mstlForecast } from '../src/engine/models/mstl.ts';
 import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
 import { thetaForecast } from '../src/engine/models/theta.ts';
-import { backtestZ, calibrationOrigins, factorFromZ } from '../src/engine/stats/calibrate.ts';
+import { backtestZ, calibrationOrigins, conformalQuantile, factorFromWindows, type BacktestWindow } from '../src/engine/stats/calibrate.ts';
 import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
 import { qnorm } from '../src/engine/stats/normal.ts';
 import { FREQUENCIES, loadM3, repoRoot } from './lib/m3.ts';
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     from: { type: 'string' },
     partial: { type: 'boolean', default: false },
     out: { type: 'string', default: 'm3-intervals' },
+    stride: { type: 'string' },
   },
 });
 const every = Number(values.every);
@@ -71,6 +74,8 @@ interface Case {
    * origin is below the minimum training length); the refit of the chosen model.
    */
   zp?: number[][];
+  /** Backtest origins (calibrationOrigins), newest first; windows whose refit failed are missing from z. */
+  origins?: number[];
 }
 type Data = Record<string, Case[]>;
 
@@ -88,7 +93,7 @@ else {
       const fc = fit(s.train, ctx);
       const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
       const windows = Number(values.windows);
-      const opts = { ...calibrationOptions(4, s.seasonality), windows };
+      const opts = { ...calibrationOptions(4, s.seasonality), windows, ...(values.stride ? { stride: Number(values.stride) } : {}) };
       const z = backtestZ(s.train, s.horizon, refit, opts);
       const zr = fc.research ? backtestZ(s.train, s.horizon, fc.research, opts) : undefined;
       let zp: number[][] | undefined;
@@ -106,13 +111,50 @@ else {
           zp.push(w[0] ?? []);
         }
       }
-      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z, ...(zr ? { zr } : {}), ...(zp ? { zp } : {}) };
+      const origins = calibrationOrigins(s.train.length, s.horizon, opts);
+      return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, z, origins, ...(zr ? { zr } : {}), ...(zp ? { zp } : {}) };
     });
     console.log(`${model}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   if (values.save) writeFileSync(values.save, JSON.stringify(data));
 }
 
+// Saved backtests from before 2026-11-26 evening have no origins: the plan's (a window whose refit failed would shift them).
+data = Object.fromEntries(
+  Object.entries(data).map(([model, cases]) => [
+    model,
+    cases.map((c, i) => {
+      const s = series[i]!;
+      return c.origins
+        ? c
+        : { ...c, origins: calibrationOrigins(s.train.length, s.horizon, { ...calibrationOptions(4, s.seasonality), windows: Number(values.windows) }) };
+    }),
+  ]),
+);
+/**
+ * The windows of a case with their origins, the newest `origins` (the service's count by default;
+ * backtests saved with more --windows): refits, then auto-arima's searches at the same origins.
+ */
+function windowsOf(c: Case, origins = CALIBRATION_WINDOWS): BacktestWindow[] {
+  const o = c.origins ?? [];
+  const keep = (k: number): boolean => k < origins;
+  return [...c.z.flatMap((z, k) => (keep(k) ? [{ origin: o[k]!, z }] : [])), ...(c.zr ?? []).flatMap((z, k) => (keep(k) ? [{ origin: o[k]!, z }] : []))];
+}
+/** The service's factor from the newest `origins` origins. */
+function byEffectiveOrigins(origins: number): Rule {
+  return (_z, h, c) => factorFromWindows(windowsOf(c, origins), h)?.factor ?? null;
+}
+/** ADR 0026's factor: conformal Q0.8 of the pooled |z|, x1.33 when all windows share one origin. */
+function adr0026(c: Case, origins = CALIBRATION_WINDOWS): number | null {
+  const ws = windowsOf(c, origins);
+  const z = ws
+    .flatMap((w) => w.z)
+    .filter((v) => Number.isFinite(v))
+    .sort((a, b) => a - b);
+  if (z.length === 0) return null;
+  const raw = conformalQuantile(z, 0.8) / qnorm(0.9);
+  return Math.min(5, Math.max(0.2, new Set(ws.map((w) => w.origin)).size <= 1 ? raw * 1.33 : raw));
+}
 /** A calibration rule: the factor (or one per step) from a series' backtest windows (null = leave as is). */
 type Rule = (z: number[][], horizon: number, c: Case) => number | number[] | null;
 const Z80 = qnorm(0.9);
@@ -249,16 +291,25 @@ function filledWeighted(p: number): Rule {
 }
 const RULES: Record<string, Rule> = {
   none: () => 1,
-  [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, one origin widened)`]: (z, _h, c) =>
-    factorFromZ(z, Math.max(c.z.length, c.zr?.length ?? 0))?.factor ?? null,
+  [`the service's (${CALIBRATION_WINDOWS} origins, conformal Q0.8, widened by effective origins, ADR 0027)`]: (_z, h, c) =>
+    factorFromWindows(windowsOf(c), h)?.factor ?? null,
+  'ADR 0026 (conformal Q0.8, one origin x1.33)': (_z, _h, c) => adr0026(c),
+  ...(process.env.RULES === 'origins'
+    ? {
+        // More origins at the same stride (backtests saved with --windows 6 or more).
+        ...Object.fromEntries(
+          [4, 5, 6].flatMap((w) => [
+            [`${w} origins, widened by effective origins`, byEffectiveOrigins(w)],
+            [`${w} origins, ADR 0026`, (_z: number[][], _h: number, c: Case) => adr0026(c, w)],
+          ]),
+        ),
+      }
+    : {}),
   ...(process.env.RULES === 'conformal'
     ? {
         'before 2026-11-26 pm: type-7 Q0.85': byQuantile((z) => typeSeven(z, 0.85)),
         'type-7 q0.8': byQuantile((z) => typeSeven(z, 0.8)),
-        'type-6 q0.8, one origin not widened': (z) => {
-          const f = factorFromZ(z, 2);
-          return f ? Math.min(5, Math.max(0.2, f.rawFactor)) : null;
-        },
+        'type-6 q0.8, one origin not widened': byQuantile((z) => typeSix(z, 0.8)),
         'type-6 q0.8 (conformal, interpolated)': byQuantile((z) => typeSix(z, 0.8)),
         'order statistic ceil(0.8 (N + 1))': byQuantile((z) => z[Math.min(z.length, Math.ceil(0.8 * (z.length + 1))) - 1]!),
         'type-6 q0.8 + 0.2/(J+1)': byQuantile((z, j) => typeSix(z, 0.8 + 0.2 / (j + 1))),

@@ -172,4 +172,17 @@ const NOTES = `## Notes
   75.4%. Still outside 77-83%: naive and seasonal-naive monthly, drift and auto-arima quarterly,
   auto-ets yearly, "other" for mstl and the slow models (35 series in every 5th). WQL over all
   series lower for every model; sMAPE/MASE unchanged (point forecasts are untouched).
+- **Intervals after ADR 0027** (2026-11-26, 18:55-19:03 UTC, machine shared with latency runs, all
+  niced): the factor is widened by 1 + 0.1 / J_eff^2 for J_eff effective backtest origins (windows
+  sharing steps count less than one each) instead of x1.33 for one distinct origin only. Same two
+  runs (\`--models naive,seasonal-naive,drift,theta,mstl --merge\` on all of M3;
+  \`--every 5 --models auto-ets,auto-arima,combo --merge\`). ADR 0026 → 0027, yearly / quarterly /
+  monthly / other: naive 77.8 / 80.9 / 76.0 / 79.5% → 77.6 / 81.7 / 77.4 / 80.7%, seasonal-naive
+  77.8 / 81.6 / 76.0 / 79.5% → 77.6 / 82.2 / 77.3 / 80.7%, drift 79.8 / 75.2 / 80.4 / 79.0% → 79.3 /
+  75.8 / 81.4 / 80.0%, theta 82.4 / 81.6 / 78.7 / 79.4% → 82.4 / 82.2 / 80.1 / 80.7%, mstl 81.7 /
+  78.6 / 81.3 / 76.8% → 81.2 / 78.8 / 82.3 / 77.7%; every 5th series: auto-ets 84.6 / 78.1 / 79.5 /
+  74.6% → 82.6 / 77.7 / 80.9 / 74.6%, auto-arima 81.3 / 71.6 / 82.7 / 73.2% → 80.2 / 73.2 / 84.1 /
+  73.6%, combo 81.4 / 78.1 / 81.3 / 75.4% → 79.7 / 78.5 / 82.9 / 75.7%. Outside 77-83%: 9 cells → 6
+  (drift and auto-arima quarterly, auto-arima monthly, now over, "other" for the slow models). WQL
+  over all series 0.1-0.3% higher for every model; sMAPE/MASE unchanged.
 `;

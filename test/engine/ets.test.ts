@@ -5,7 +5,15 @@ import { comboForecast } from '../../src/engine/models/combo.ts';
 import { etsForecast } from '../../src/engine/models/ets.ts';
 import { mstlPeriods, mstlForecast } from '../../src/engine/models/mstl.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
-import { calibrationFactor, calibrationOrigins, conformalQuantile, factorFromZ, ONE_ORIGIN_WIDENING } from '../../src/engine/stats/calibrate.ts';
+import {
+  calibrationFactor,
+  calibrationOrigins,
+  conformalQuantile,
+  effectiveOrigins,
+  factorFromWindows,
+  ORIGIN_WIDENING,
+  originWidening,
+} from '../../src/engine/stats/calibrate.ts';
 import { autoEts, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
 import { nmmin } from '../../src/engine/stats/nmmin.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
@@ -132,17 +140,55 @@ describe('interval calibration on backtests', () => {
       close(cover, 0.8, 0.025, `n = ${n}`);
     }
   });
-  it('backtests from one origin widen the factor; from two or more they do not', () => {
-    const z = [[0.2, 0.5, 0.9, 1.3, 1.8, 2.4]];
-    const one = factorFromZ(z)!;
-    const pooledTwice = factorFromZ([...z, ...z], 1)!;
-    const two = factorFromZ([...z, ...z], 2)!;
-    close(one.rawFactor, conformalQuantile(z[0]!, 0.8) / 1.2815515655446004, 1e-12, 'raw');
-    close(one.factor, one.rawFactor * ONE_ORIGIN_WIDENING, 1e-12, 'one origin');
+  it('counts backtest origins by the share of the horizon their windows have in common', () => {
+    assert.equal(effectiveOrigins([90], 10), 1);
+    // auto-arima's refit and search at the same origin: one origin.
+    assert.equal(effectiveOrigins([90, 90], 10), 1);
+    // Three origins half a horizon apart (the usual plan): 9 / (3 + 4 x 0.5).
+    close(effectiveOrigins([90, 85, 80], 10), 1.8, 1e-12, 'half a horizon');
+    // Windows sharing no step count one each.
+    assert.equal(effectiveOrigins([90, 80], 10), 2);
+    // A yearly series of 15 points, horizon 6: origins 9 and 8 (the minimum) are nearly one window.
+    close(effectiveOrigins([9, 8], 6), 4 / (2 + 2 * (5 / 6)), 1e-12, 'one step apart');
+    assert.equal(effectiveOrigins([], 6), 0);
+  });
+  it('widens the factor most for one effective origin, less as origins are added, never narrows it', () => {
+    const w = [1, 1.09, 1.33, 1.8, 2, 3].map(originWidening);
+    close(w[0]!, 1 + ORIGIN_WIDENING, 1e-12, 'one origin');
+    for (let k = 1; k < w.length; k++) assert.ok(w[k]! < w[k - 1]! && w[k]! > 1, `widening ${w.join(', ')}`);
+  });
+  it('backtests from one origin, or from origins one step apart, are widened alike (ADR 0026 widened only the first)', () => {
+    const z = [0.2, 0.5, 0.9, 1.3, 1.8, 2.4];
+    const one = factorFromWindows([{ origin: 8, z }], 6)!;
+    const pooledTwice = factorFromWindows(
+      [
+        { origin: 8, z },
+        { origin: 8, z },
+      ],
+      6,
+    )!;
+    const adjacent = factorFromWindows(
+      [
+        { origin: 9, z },
+        { origin: 8, z },
+      ],
+      6,
+    )!;
+    const apart = factorFromWindows(
+      [
+        { origin: 14, z },
+        { origin: 8, z },
+      ],
+      6,
+    )!;
+    close(one.rawFactor, conformalQuantile(z, 0.8) / 1.2815515655446004, 1e-12, 'raw');
+    close(one.factor, one.rawFactor * (1 + ORIGIN_WIDENING), 1e-12, 'one origin');
     assert.equal(one.origins, 1);
-    // auto-arima's refit and research windows at the same origin count as one origin.
-    close(pooledTwice.factor, pooledTwice.rawFactor * ONE_ORIGIN_WIDENING, 1e-12, 'two windows, one origin');
-    close(two.factor, two.rawFactor, 1e-12, 'two origins');
+    close(pooledTwice.factor, pooledTwice.rawFactor * (1 + ORIGIN_WIDENING), 1e-12, 'two windows, one origin');
+    assert.equal(adjacent.origins, 2);
+    // Under ADR 0026 two distinct origins were not widened at all, however close.
+    assert.ok(adjacent.factor > adjacent.rawFactor * (1 + 0.8 * ORIGIN_WIDENING), `adjacent ${adjacent.factor / adjacent.rawFactor}`);
+    close(apart.factor, apart.rawFactor * (1 + ORIGIN_WIDENING / 4), 1e-12, 'two independent origins');
   });
   it('widens intervals that are too narrow and narrows intervals that are too wide', () => {
     const withSd = (sd: number) => (train: number[], h: number) => ({
@@ -221,7 +267,19 @@ describe('interval calibration on backtests', () => {
     assert.equal(cal.origins, 1);
     // All 8 steps scored (a window after two seasons and two points would have scored 6).
     assert.equal(cal.errors, 8);
-    close(cal.factor, Math.min(5, Math.max(0.2, cal.rawFactor * ONE_ORIGIN_WIDENING)), 1e-12, 'widened');
+    close(cal.factor, Math.min(5, Math.max(0.2, cal.rawFactor * originWidening(1))), 1e-12, 'widened');
+  });
+  it('a yearly series of 15 points (origins 9 and 8, horizon 6) is widened as nearly one origin', async () => {
+    const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;
+    const [fc] = await impl.forecast(
+      { model: 'naive', series: [walk.slice(0, 15)], horizon: 6, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 1, seed: 1 },
+      { modelsDir: '/nonexistent', threads: 1 },
+    );
+    const cal = fc!.info?.calibration as { factor: number; rawFactor: number; origins: number; effectiveOrigins: number };
+    assert.equal(cal.origins, 2);
+    close(cal.effectiveOrigins, 1.09, 0.005, 'effective origins');
+    close(cal.factor, Math.min(5, Math.max(0.2, cal.rawFactor * originWidening(effectiveOrigins([9, 8], 6)))), 1e-12, 'widened');
+    assert.ok(cal.factor > cal.rawFactor);
   });
   it('a job without quantiles or samples skips the calibration: same mean, no backtest refits', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'auto-ets')!;

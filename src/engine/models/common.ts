@@ -1,6 +1,6 @@
 import { EngineError } from '../types.ts';
 import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
-import { backtestZ, factorFromZ, scaleForecast, type CalibrationOptions } from '../stats/calibrate.ts';
+import { backtestWindows, factorFromWindows, scaleForecast, type CalibrationOptions } from '../stats/calibrate.ts';
 import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
 import { fillMissing } from '../stats/prepare.ts';
 import { seriesSeed } from '../stats/prng.ts';
@@ -115,14 +115,24 @@ function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizo
   const opts = calibrationOptions(minPoints, seasonLength);
   // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts),
   // at the same origins.
-  const z = backtestZ(y, horizon, refit, opts);
-  const again = fc.research ? backtestZ(y, horizon, fc.research, opts) : [];
-  const cal = factorFromZ([...z, ...again], Math.max(z.length, again.length));
+  const z = backtestWindows(y, horizon, refit, opts);
+  const again = fc.research ? backtestWindows(y, horizon, fc.research, opts) : [];
+  const cal = factorFromWindows([...z, ...again], horizon);
   if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return {
     ...out,
-    info: { ...fc.info, calibration: { factor: cal.factor, rawFactor: cal.rawFactor, windows: cal.windows, origins: cal.origins, errors: cal.errors } },
+    info: {
+      ...fc.info,
+      calibration: {
+        factor: cal.factor,
+        rawFactor: cal.rawFactor,
+        windows: cal.windows,
+        origins: cal.origins,
+        effectiveOrigins: Math.round(cal.effectiveOrigins * 100) / 100,
+        errors: cal.errors,
+      },
+    },
   };
 }
 

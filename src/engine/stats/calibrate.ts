@@ -27,7 +27,11 @@ import type { GaussianForecast } from './distribution.ts';
  *   (`minTrain`) leaves no such window, the newest origin n - H may go down to `minTrainNewest`.
  * - The |z| of one window are one draw of that window's error scale (its steps move together), and
  *   windows differ: pooled over several windows the |z| carry that spread, from one window they do
- *   not. With backtests from a single origin c is widened by ONE_ORIGIN_WIDENING.
+ *   not. Windows whose origins are close share most of their steps and are nearly one draw. c is
+ *   widened by `originWidening` of the effective number of origins (`effectiveOrigins`: 1 for one
+ *   origin or for windows at the same origin, 1.8 for three origins half a horizon apart), most for
+ *   one, little for several (ADR 0027; ADR 0026 widened only a single origin, by 1.33, so two origins
+ *   one step apart, a yearly series of 15-17 points, were not widened at all).
  * Series too short for one backtest window are left as they are (`info.calibration` says so).
  */
 export interface CalibrationOptions {
@@ -39,6 +43,8 @@ export interface CalibrationOptions {
    * whole horizon (at most `minTrain`; default `minTrain`).
    */
   minTrainNewest?: number;
+  /** Steps between backtest origins (default ceil(H/2)). */
+  stride?: number;
 }
 
 export interface CalibrationResult {
@@ -49,6 +55,10 @@ export interface CalibrationResult {
   windows: number;
   /** Distinct backtest origins. */
   origins: number;
+  /** Effective number of independent origins (`effectiveOrigins`). */
+  effectiveOrigins: number;
+  /** The factor's widening for that number (`originWidening`), before the clamp. */
+  widening: number;
   errors: number;
 }
 
@@ -56,18 +66,44 @@ const Z80 = 1.2815515655446004;
 /** The interval the factor is matched to: the 80% central interval, |z| at its 0.8 quantile. */
 const CAL_LEVEL = 0.8;
 /**
- * Widening of the factor when all backtests come from one origin. A window's error scale varies
- * from window to window around the series' own. On every 10th M3 series with three full windows,
- * the standard deviation of log RMS|z| between a series' windows is 0.41-0.58 by model (0.45 for
- * naive and theta); those windows are half a horizon apart and share half their steps, so between
- * windows that share none (a backtest window and the future) it is about 0.45 / sqrt(1 - 0.5) = 0.64.
- * A factor taken from one window then misses the test window's scale by a log-normal error of sd
- * sqrt(2) * 0.64 = 0.9 (that window's deviation and the test window's): an interval at the factor
- * itself covers 73% on average, and 80% needs 1.33 times it. From two origins on, the pooled |z|
- * mix the windows' scales themselves (bench/results/m3-intervals.md: 80% coverage by number of
- * origins).
+ * Effective number of independent backtest origins: J^2 / sum over pairs of the share of the horizon
+ * two windows have in common, max(0, 1 - |o_i - o_j| / H). Windows at the same origin (auto-arima's
+ * refit and search) count once; two origins one step apart (a yearly series of 15 points, horizon 6:
+ * n - H = 9 and the minimum 8) count 1.09; three origins half a horizon apart 1.8; origins a whole
+ * horizon or more apart count one each. The window scales are modelled as log-normal with a
+ * correlation that falls linearly with the distance between origins (0.5 half a horizon apart, the
+ * ratio of the spreads measured on M3 in ADR 0026); J_eff is the number of independent windows
+ * whose mean scale is as precise as these windows'.
  */
-export const ONE_ORIGIN_WIDENING = 1.33;
+export function effectiveOrigins(origins: readonly number[], horizon: number): number {
+  const distinct = [...new Set(origins)];
+  if (distinct.length <= 1) return distinct.length;
+  const h = Math.max(1, horizon);
+  let shared = 0;
+  for (const a of distinct) for (const b of distinct) shared += Math.max(0, 1 - Math.abs(a - b) / h);
+  return (distinct.length * distinct.length) / shared;
+}
+
+/**
+ * Excess widening for one effective origin: the factor is multiplied by 1 + ORIGIN_WIDENING / J_eff^2.
+ * A factor from few windows misses the test window's scale by the spread of window scales, and
+ * coverage, concave in the width, loses more from a too-narrow factor than it gains from a too-wide
+ * one; the loss shrinks as windows are pooled. Under the log-normal model of `effectiveOrigins` a
+ * simulation (bench/interval-widening-sim.ts) needs 1.12-1.16 for one origin and 1.08-1.09 for three
+ * half a horizon apart when log window scales spread by 0.45; the three-origin series of M3 already
+ * cover about 80%, so the curve falls faster than the model's. The constant and the power were fitted
+ * on the fast models over all of M3 (one curve for every model and frequency: the 20 cells went from
+ * 2.2 to 2.0 points RMS away from 80%) and checked on auto-ets, auto-arima and combo (every 10th
+ * series; bench/results/m3-intervals-origins.md and -slow10.md; ADR 0027). It replaces ADR 0026's
+ * 1.33 for a single distinct origin (from a spread of 0.64, which counted the sampling noise of a
+ * window's RMS|z| as scale spread) and nothing for two or more, however close.
+ */
+export const ORIGIN_WIDENING = 0.1;
+
+/** The widening of the factor for `jEff` effective backtest origins (1 + ORIGIN_WIDENING / jEff^2; none without an origin). */
+export function originWidening(jEff: number): number {
+  return jEff > 0 ? 1 + ORIGIN_WIDENING / (jEff * jEff) : 1;
+}
 
 /**
  * Split-conformal quantile of ascending values: rank p (N + 1), interpolated between neighbours
@@ -89,7 +125,7 @@ export function conformalQuantile(sorted: readonly number[], p: number): number 
  * both, one window at `minTrain` scoring what follows it.
  */
 export function calibrationOrigins(n: number, horizon: number, opts: CalibrationOptions): number[] {
-  const stride = Math.max(1, Math.ceil(horizon / 2));
+  const stride = opts.stride ?? Math.max(1, Math.ceil(horizon / 2));
   const newest = n - horizon;
   if (newest < opts.minTrain && newest >= Math.min(opts.minTrain, opts.minTrainNewest ?? opts.minTrain) && newest > 0) return [newest];
   const out: number[] = [];
@@ -101,18 +137,24 @@ export function calibrationOrigins(n: number, horizon: number, opts: Calibration
   return out;
 }
 
+/** One backtest window: its origin and the |z| of its steps (NaN where not usable). */
+export interface BacktestWindow {
+  origin: number;
+  z: number[];
+}
+
 /**
  * The backtests: for each origin (calibrationOrigins), the standardised errors |z| of the
  * forecast from that origin, one per step (NaN where the error or the sd is not usable).
  * Windows whose refit throws, or with no usable step, are left out.
  */
-export function backtestZ(
+export function backtestWindows(
   y: readonly number[],
   horizon: number,
   forecastAt: (train: number[], h: number) => GaussianForecast,
   opts: CalibrationOptions,
-): number[][] {
-  const out: number[][] = [];
+): BacktestWindow[] {
+  const out: BacktestWindow[] = [];
   for (const o of calibrationOrigins(y.length, horizon, opts)) {
     const h = Math.min(horizon, y.length - o);
     let fc: GaussianForecast;
@@ -130,22 +172,42 @@ export function backtestZ(
       z[t] = Math.abs(e / sd);
       any = true;
     }
-    if (any) out.push(z);
+    if (any) out.push({ origin: o, z });
   }
   return out;
 }
 
+/** The |z| of `backtestWindows`, without their origins. */
+export function backtestZ(
+  y: readonly number[],
+  horizon: number,
+  forecastAt: (train: number[], h: number) => GaussianForecast,
+  opts: CalibrationOptions,
+): number[][] {
+  return backtestWindows(y, horizon, forecastAt, opts).map((w) => w.z);
+}
+
 /**
  * The factor from the backtests' |z| (see the module comment); null without a usable window.
- * `origins`: distinct origins among the windows (default: one per window).
+ * `horizon` is the forecast's: with the windows' origins it gives the effective number of origins.
  */
-export function factorFromZ(windows: readonly (readonly number[])[], origins = windows.length): CalibrationResult | null {
-  const z = windows.flat().filter((v) => Number.isFinite(v));
+export function factorFromWindows(windows: readonly BacktestWindow[], horizon: number): CalibrationResult | null {
+  const z = windows.flatMap((w) => w.z).filter((v) => Number.isFinite(v));
   if (windows.length === 0 || z.length === 0) return null;
   z.sort((a, b) => a - b);
   const raw = conformalQuantile(z, CAL_LEVEL) / Z80;
-  const widened = origins <= 1 ? raw * ONE_ORIGIN_WIDENING : raw;
-  return { factor: Math.min(5, Math.max(0.2, widened)), rawFactor: raw, windows: windows.length, origins, errors: z.length };
+  const origins = windows.map((w) => w.origin);
+  const jEff = effectiveOrigins(origins, horizon);
+  const widening = originWidening(jEff);
+  return {
+    factor: Math.min(5, Math.max(0.2, raw * widening)),
+    rawFactor: raw,
+    windows: windows.length,
+    origins: new Set(origins).size,
+    effectiveOrigins: jEff,
+    widening,
+    errors: z.length,
+  };
 }
 
 export function calibrationFactor(
@@ -154,7 +216,7 @@ export function calibrationFactor(
   forecastAt: (train: number[], h: number) => GaussianForecast,
   opts: CalibrationOptions,
 ): CalibrationResult | null {
-  return factorFromZ(backtestZ(y, horizon, forecastAt, opts));
+  return factorFromWindows(backtestWindows(y, horizon, forecastAt, opts), horizon);
 }
 
 export function scaleForecast(fc: GaussianForecast, factor: number): GaussianForecast {
