@@ -9,6 +9,7 @@ import { spendPoints } from '../ratelimit/limiter.ts';
 import { IngestOptions } from '../series/schemas.ts';
 import { fetchSource, ingestText } from '../series/service.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
+import { jsonText, serialiseJson } from '../shared/json.ts';
 import { newId } from '../shared/ids.ts';
 import { nextRunAfter } from './service.ts';
 import { deliverWebhook, DeliveryError } from './webhook.ts';
@@ -187,23 +188,27 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       throw new AppError('request_rejected', `The source's data does not make a forecast request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const planned = planForecast(deps, parsed.data);
     const maxBytes = cfg.maxPayloadBytes;
-    const toPayload = (forecast: unknown): string => {
-      const text = JSON.stringify({
+    const tooLarge = () => new AppError('request_too_large', `The forecast is larger than SCHEDULE_MAX_PAYLOAD_BYTES (${maxBytes} bytes)`);
+    // Each number takes two bytes at least ("0,"): a forecast that cannot fit is refused before it runs.
+    if (planned.prepared.usage.output_tokens * 2 > maxBytes) throw tooLarge();
+    // Serialised in slices (up to the output cap it could be millions of numbers: one JSON.stringify was
+    // hundreds of milliseconds of the event loop); the worker writes the numbers (runPlanned's encode).
+    const toPayload = async (forecast: unknown): Promise<string> => {
+      const json = await serialiseJson({
         type: 'forecast.completed',
         timestamp: new Date(deps.clock.now()).toISOString(),
         data: { schedule_id: schedule.id, run_id: run.id, scheduled_for: new Date(Number(run.scheduled_for)).toISOString(), forecast },
       });
       // Too large to deliver: fails before the debit, so nothing is charged.
-      if (Buffer.byteLength(text) > maxBytes)
-        throw new AppError('request_too_large', `The forecast is larger than SCHEDULE_MAX_PAYLOAD_BYTES (${maxBytes} bytes)`);
-      return text;
+      if (json.bytes > maxBytes) throw tooLarge();
+      return jsonText(json);
     };
     // A replica that died between the debit and storing the payload has charged this run already
     // (its usage event carries the run id): the forecast is made again, but not charged again.
     const charged = await db.selectFrom('usage_events').select('id').where('user_id', '=', run.user_id).where('request_id', '=', run.id).executeTakeFirst();
     const body = charged
-      ? toPayload(await executePrepared(deps, planned.prepared, undefined, principal.user.id))
-      : await runPlanned(deps, principal, planned, { requestId: run.id, source: 'schedule' }, toPayload);
+      ? await toPayload(await executePrepared(deps, planned.prepared, undefined, principal.user.id))
+      : await runPlanned(deps, principal, planned, { requestId: run.id, source: 'schedule' }, toPayload, undefined, true);
     await ours(run).set({ credits: planned.credits }).execute();
     return body;
   }

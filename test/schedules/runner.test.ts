@@ -172,6 +172,22 @@ describe(`scheduled runs (${DB_KIND})`, () => {
     await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
   });
 
+  it('a forecast too large for SCHEDULE_MAX_PAYLOAD_BYTES is refused before it runs, and costs nothing', async () => {
+    const u = await registerUser(t);
+    // 10,000 steps × (1 + 3 quantiles + 100 samples) per series: past 1 MiB at two bytes a number.
+    const s = await newSchedule(u, { parameters: { prediction_length: 10_000, num_samples: 100 } });
+    clock.advance(MINUTE);
+    await sched.tick();
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.attempts, 1, 'a refusal is final at once');
+    assert.match(run.error, /larger than SCHEDULE_MAX_PAYLOAD_BYTES/);
+    assert.equal(run.credits, null);
+    const events = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).execute();
+    assert.equal(events.length, 0);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
   it('a source on a private address is refused at run time too (DNS may change after creation)', async () => {
     const u = await registerUser(t);
     const s = await newSchedule(u);
