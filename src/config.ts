@@ -45,6 +45,7 @@ const envSchema = z.object({
   MAIL_FROM: z.string().min(3).default('TSFM <no-reply@localhost>'),
   SESSION_TTL_DAYS: intFrom(30, 1, 3650),
   BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  MCP_BODY_LIMIT_BYTES: intFrom(2 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   REGIONS: csv,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
@@ -177,6 +178,12 @@ export type Config = {
   mail: { smtpUrl: string | null; from: string; outboxDir: string };
   sessionTtlMs: number;
   bodyLimitBytes: number;
+  /**
+   * POST /mcp bodies: the MCP SDK validates and our tools prepare tool arguments in one turn of the
+   * event loop (no sliced parser, no typed columns there), so the endpoint takes less than REST
+   * (a 5.7 MB forecast over MCP held the loop 35–55 ms); larger data go through REST or a source URL.
+   */
+  mcpBodyLimitBytes: number;
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** auto: human-readable lines when stdout is a terminal, JSON lines otherwise. */
@@ -373,6 +380,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail: { smtpUrl: e.SMTP_URL ?? null, from: e.MAIL_FROM, outboxDir: `${e.DATA_DIR}/outbox` },
     sessionTtlMs: e.SESSION_TTL_DAYS * 24 * 3600 * 1000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    mcpBodyLimitBytes: Math.min(e.MCP_BODY_LIMIT_BYTES, e.BODY_LIMIT_BYTES),
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

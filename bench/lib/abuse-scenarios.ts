@@ -95,6 +95,24 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'MCP forecast tool, largest input under MCP_BODY_LIMIT_BYTES (2 MiB): 100,000 steps × 4 variates',
+    path: '/mcp',
+    body: () =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'forecast',
+          arguments: {
+            model: 'naive',
+            inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 4 }, (_, v) => (t + v) % 97)) }],
+            parameters: { prediction_length: 24 },
+          },
+        },
+      }),
+  },
+  {
     name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",
     path: '/v1/forecast',
     body: () =>

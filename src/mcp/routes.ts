@@ -69,6 +69,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
   };
 
   app.post(MCP_PATH, {
+    bodyLimit: deps.config.mcpBodyLimitBytes,
     // The shared auth hook resolves the Bearer credential (so rate limits and other per-account
     // hooks see the principal); its failures are turned into MCP's 401 below.
     config: { auth: 'user', acceptsOAuthTokens: true, crossOrigin: true, points: (req) => mcpRequestPoints(req.body), openapiBody: JsonRpcMessage },

@@ -72,6 +72,22 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     assert.match(JSON.stringify(r.content), /Error request_too_large \(HTTP 413\)/);
   });
 
+  test('an MCP request body past MCP_BODY_LIMIT_BYTES (2 MiB) is a JSON-RPC 413, before any tool runs; the SDK client sees the error', async () => {
+    const big = Array.from({ length: 100_000 }, (_, i) => i % 997);
+    const inputs = Array.from({ length: 7 }, () => ({ target: big }));
+    const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'forecast', arguments: { ...ONE, inputs } } };
+    assert.ok(JSON.stringify(body).length > 2 * 1024 * 1024);
+    const r = await call(t, 'POST', '/mcp', { token: key, body, headers: { accept: 'application/json, text/event-stream' } });
+    assert.equal(r.status, 413, r.text);
+    assert.equal(r.body.error.code, -32000);
+    assert.match(r.body.error.message, /too large/);
+    const c = await connect();
+    await assert.rejects(callTool(c, 'forecast', { ...ONE, inputs }), /413|too large/i);
+    // Under the limit the same tool answers.
+    const ok = await callTool(c, 'forecast', { ...ONE, inputs: [{ target: big }] });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok.content).slice(0, 300));
+  });
+
   test('MCP ensembles are recorded with source mcp', async () => {
     const c = await connect();
     const before = meter.committed.length;
