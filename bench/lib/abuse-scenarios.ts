@@ -195,6 +195,18 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'most series: batch of 64 items × 1000 inputs × 12 points, h 6 (64,000 series)',
+    path: '/v1/forecast/batch',
+    body: () =>
+      JSON.stringify({
+        requests: Array.from({ length: 64 }, () => ({
+          model: 'naive',
+          inputs: Array.from({ length: 1000 }, (_, i) => ({ target: Array.from({ length: 12 }, (_, t) => (t * 7 + i) % 13) })),
+          parameters: { prediction_length: 6 },
+        })),
+      }),
+  },
+  {
     name: 'auto-ets, 10,000 points, h 1000',
     path: '/v1/forecast',
     body: () => JSON.stringify({ model: 'auto-ets', inputs: [{ target: ramp(10_000) }], parameters: { prediction_length: 1000 } }),

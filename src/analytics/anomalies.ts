@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
 import { qnorm } from '../engine/stats/normal.ts';

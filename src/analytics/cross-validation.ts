@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
 import { mase, smape, weightedQuantileLoss } from '../ensemble/metrics.ts';

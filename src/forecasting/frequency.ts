@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import type { FieldIssue } from '../shared/errors.ts';
 import { RawJson } from '../shared/json.ts';
 /**

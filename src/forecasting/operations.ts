@@ -97,14 +97,26 @@ export const forecastOperations = [
             serialiseJson,
             true,
           );
-          const chunks: (string | Uint8Array)[] = ['{"object":"list","data":['];
+          // Each item's size is known from its serialisation: only the envelope's own pieces are measured
+          // (measuring every chunk again was 35 ms of one turn for 64 items of 1,000 series).
+          const chunks: (string | Uint8Array)[] = [];
+          let bytes = 0;
+          const own = (text: string) => {
+            chunks.push(text);
+            bytes += Buffer.byteLength(text);
+          };
+          own('{"object":"list","data":[');
           out.data.forEach((item, k) => {
-            if (k > 0) chunks.push(',');
-            if (item.ok) chunks.push('{"ok":true,"result":', ...item.result.chunks, ',"error":null}');
-            else chunks.push(JSON.stringify(item));
+            if (k > 0) own(',');
+            if (item.ok) {
+              own('{"ok":true,"result":');
+              for (const c of item.result.chunks) chunks.push(c);
+              bytes += item.result.bytes;
+              own(',"error":null}');
+            } else own(JSON.stringify(item));
           });
-          chunks.push(']}');
-          return { chunks, bytes: chunks.reduce((a, c) => a + Buffer.byteLength(c), 0) };
+          own(']}');
+          return { chunks, bytes };
         },
         summarize: (r) => {
           const failed = r.data.filter((d) => !d.ok).length;

@@ -105,7 +105,7 @@ export async function quoteCall(
       credits = planned.credits;
     } else if (operation === 'forecastBatch') {
       const req = parseAs(ForecastBatchRequest, request, prefix);
-      const planned = planBatch(ctx, req.requests, (err, k) => {
+      const planned = await planBatch(ctx, req.requests, (err, k) => {
         const known = reportError(err, [...prefix, 'requests', k]);
         if (!known) throw err;
         return known;

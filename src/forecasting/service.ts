@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import type { Principal } from '../accounts/credentials.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { creditsFor } from '../catalog/pricing.ts';

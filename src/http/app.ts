@@ -18,7 +18,7 @@ import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
 /**

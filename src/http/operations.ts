@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps-types.ts';
 import { AppError } from '../shared/errors.ts';

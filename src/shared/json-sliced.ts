@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from './turns.ts';
 import { ColumnsBuilder } from './numeric-columns.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { yieldTurn as nextTurn } from './turns.ts';
 import { NumericColumns } from './numeric-columns.ts';
 
 /**
@@ -142,6 +142,9 @@ export async function serialiseJson(value: unknown): Promise<JsonChunks> {
     const text = JSON.stringify(value) ?? 'null';
     return { chunks: [text], bytes: Buffer.byteLength(text) };
   }
+  // A large value starts in a turn of its own: many answers finishing together (a batch's items, as
+  // their workers report) would otherwise each run a first slice in the same turn.
+  await nextTurn();
   const chunks: (string | Uint8Array)[] = [];
   let bytes = 0;
   let parts: string[] = [];
