@@ -12,6 +12,10 @@ describe('configuration', () => {
     assert.equal(c.publicBaseUrl, 'http://127.0.0.1:8000');
     assert.equal(c.mail.outboxDir, './data/outbox');
     assert.equal(c.sessionTtlMs, 30 * 24 * 3600 * 1000);
+    // Memory goes back after large requests once quiet (ADR 0010, sixth pass); MCP bodies are smaller than REST's.
+    assert.equal(c.memory.idleCompactGrowthBytes, 64 * 1024 * 1024);
+    assert.equal(c.mcpBodyLimitBytes, 2 * 1024 * 1024);
+    assert.equal(loadConfig({ BODY_LIMIT_BYTES: '100000' }).mcpBodyLimitBytes, 100_000, 'never above the REST limit');
   });
 
   test('DATABASE_URL switches to PostgreSQL; ADMIN_EMAILS are normalised', () => {

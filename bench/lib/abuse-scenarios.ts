@@ -9,6 +9,12 @@ export interface Scenario {
 const ramp = (n: number) => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin(i / 3) + (i % 7));
 const forecast = (over: Record<string, unknown>) => JSON.stringify({ model: 'naive', inputs: [{ target: ramp(200) }], ...over });
 
+/** A naive forecast of the longest input (100,000 steps) with `variates` columns, h 24 (REST and MCP rows). */
+const wideNaive = (variates: number) => ({
+  model: 'naive',
+  inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: variates }, (_, v) => (t + v) % 97)) }],
+  parameters: { prediction_length: 24 },
+});
 /** The largest series an input may be (100,000 steps), with a daily-like season. */
 const longSeasonal = () => Array.from({ length: 100_000 }, (_, i) => (i % 97) + (i % 24));
 const FAST_FOUR = ['naive', 'seasonal-naive', 'drift', 'theta'];
@@ -40,12 +46,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'largest input: 100,000 steps × 20 variates = 2,000,000 values',
     path: '/v1/forecast',
-    body: () =>
-      JSON.stringify({
-        model: 'naive',
-        inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)) }],
-        parameters: { prediction_length: 24 },
-      }),
+    body: () => JSON.stringify(wideNaive(20)),
   },
   {
     name: 'ensemble: 3 candidates + blend × h 10000 × (1 + 3 + 46 samples) = 2,000,000 numbers',
@@ -108,11 +109,7 @@ export const SCENARIOS: Scenario[] = [
         method: 'tools/call',
         params: {
           name: 'forecast',
-          arguments: {
-            model: 'naive',
-            inputs: [{ target: Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 4 }, (_, v) => (t + v) % 97)) }],
-            parameters: { prediction_length: 24 },
-          },
+          arguments: wideNaive(4),
         },
       }),
   },

@@ -999,7 +999,7 @@ export interface paths {
         put?: never;
         /**
          * MCP endpoint
-         * @description MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.
+         * @description MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API. A body over MCP_BODY_LIMIT_BYTES (2 MiB by default) is answered with HTTP 413 and a JSON-RPC error (code -32000); larger data go through the REST API.
          */
         post: operations["postMcp"];
         delete?: never;

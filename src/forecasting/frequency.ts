@@ -212,6 +212,9 @@ export async function timestampsJson(start: Date, freq: Frequency, observed: num
   return new RawJson(pieces);
 }
 
+/** Days in month `m` (1–12) of year `y` (proleptic Gregorian, as Date). */
+const daysIn = (y: number, m: number): number => (m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
+
 const ISO = /^\d{4}-\d{2}-\d{2}(?:([T ])[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
@@ -224,7 +227,11 @@ export function parseStart(s: string): Date | null {
   if (!m) return null;
   const iso = m[1] === undefined ? `${text}T00:00:00Z` : m[2] === undefined ? `${text.replace(' ', 'T')}Z` : m[1] === ' ' ? text.replace(' ', 'T') : text;
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? null : d;
+  if (Number.isNaN(d.getTime())) return null;
+  // V8 rolls a day past its month over (2024-02-30 reads as 2024-03-01): that is no date.
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  return month >= 1 && month <= 12 && Number(text.slice(8, 10)) <= daysIn(year, month) ? d : null;
 }
 
 const digit = (s: string, i: number): number => {
@@ -236,7 +243,6 @@ const num = (s: string, i: number, n: number): number => {
   for (let k = 0; k < n; k++) v = v * 10 + digit(s, i + k);
   return v;
 };
-const daysIn = (y: number, m: number): number => (m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
 
 /**
  * `parseStart(s)?.getTime() ?? NaN`, 5–10× faster for the forms series are written in

@@ -79,7 +79,9 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       summary: 'MCP endpoint',
       tags: ['mcp'],
       security: [{ bearer: [] }],
-      description: 'MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API.',
+      description:
+        'MCP Streamable HTTP endpoint (JSON-RPC). Tools are named by the operation ids of this API. ' +
+        'A body over MCP_BODY_LIMIT_BYTES (2 MiB by default) is answered with HTTP 413 and a JSON-RPC error (code -32000); larger data go through the REST API.',
     },
     errorHandler: (err, req, reply) => {
       if (err instanceof AppError) {
@@ -94,7 +96,14 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
         return reply.code(415).send({ jsonrpc: '2.0', error: { code: -32000, message: 'Unsupported Media Type: send application/json' }, id: null });
       }
       if ((err as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        return reply.code(413).send({ jsonrpc: '2.0', error: { code: -32000, message: 'Request body is too large' }, id: null });
+        return reply.code(413).send({
+          jsonrpc: '2.0',
+          error: {
+            code: -32000,
+            message: `Request body is too large: at most ${deps.config.mcpBodyLimitBytes} bytes over MCP (MCP_BODY_LIMIT_BYTES); send larger data through the REST API or give ingestSeries a url`,
+          },
+          id: null,
+        });
       }
       req.log.error({ err }, 'MCP request failed');
       return reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: `Internal error (request id ${req.id})` }, id: null });

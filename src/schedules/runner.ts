@@ -190,7 +190,13 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
     const maxBytes = cfg.maxPayloadBytes;
     const tooLarge = () => new AppError('request_too_large', `The forecast is larger than SCHEDULE_MAX_PAYLOAD_BYTES (${maxBytes} bytes)`);
     // Each number takes two bytes at least ("0,"): a forecast that cannot fit is refused before it runs.
-    if (planned.prepared.usage.output_tokens * 2 > maxBytes) throw tooLarge();
+    const numbers = planned.prepared.usage.output_tokens;
+    if (numbers * 2 > maxBytes) {
+      throw new AppError(
+        'request_too_large',
+        `The forecast would hold ${numbers} numbers, at least ${numbers * 2} bytes: larger than SCHEDULE_MAX_PAYLOAD_BYTES (${maxBytes} bytes); lower prediction_length, num_samples or quantile_levels`,
+      );
+    }
     // Serialised in slices (up to the output cap it could be millions of numbers: one JSON.stringify was
     // hundreds of milliseconds of the event loop); the worker writes the numbers (runPlanned's encode).
     const toPayload = async (forecast: unknown): Promise<string> => {

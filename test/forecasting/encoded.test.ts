@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { encodeForecasts, isEncoded, seriesGroups } from '../../src/engine/encode.ts';
+import { encodedBuffers, encodeForecasts, isEncoded, seriesGroups } from '../../src/engine/encode.ts';
 import { createEngine } from '../../src/engine/engine.ts';
 import type { Engine, ForecastJob, SeriesForecast } from '../../src/engine/types.ts';
 import { runForecast } from '../../src/forecasting/service.ts';
@@ -43,6 +43,8 @@ test('encodeForecasts writes the steps × variates matrices as JSON.stringify wo
   // A series without samples repeats its mean, as the shaping on the main thread did.
   assert.equal(dec(enc.groups[1]!.samples!), `[${rows([fc[2]!.mean])},${rows([fc[2]!.mean])}]`);
   assert.deepEqual(enc.info, [{ k: 1 }, { k: 2 }, { k: 3 }]);
+  // One buffer for the whole answer (a view per matrix), so the main thread frees one allocation, not one per matrix.
+  assert.equal(encodedBuffers(enc).length, 1);
 });
 
 describe(`a large forecast's numbers are written on the worker thread (${DB_KIND})`, () => {

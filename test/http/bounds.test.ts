@@ -145,6 +145,12 @@ describe(`request bounds (${DB_KIND})`, () => {
       samples.push(iso, iso.slice(0, 19), iso.slice(0, 10), iso.replace('T', ' ').slice(0, 19), iso.slice(0, 20).replace(/.$/, 'Z'));
     }
     for (const text of samples) assert.equal(parseIsoMs(text), parseStart(text)?.getTime() ?? Number.NaN, JSON.stringify(text));
+    // A day past its month is no date (Date alone would roll 2024-02-30 over to March 1).
+    for (const text of ['2024-02-30', '2023-02-29T00:00:00Z', '2024-04-31 12:00:00', '2024-06-31T00:00:00+02:00']) {
+      assert.equal(parseStart(text), null, text);
+      assert.ok(Number.isNaN(parseIsoMs(text)), text);
+    }
+    assert.equal(parseStart('2024-02-29')?.toISOString(), '2024-02-29T00:00:00.000Z');
 
     const raw = Array.from({ length: 50_000 }, (_, j) => new Date(Date.UTC(2020, 0, 1) + j * 3_600_000).toISOString());
     raw[777] = 'not a date';

@@ -80,7 +80,7 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     const r = await call(t, 'POST', '/mcp', { token: key, body, headers: { accept: 'application/json, text/event-stream' } });
     assert.equal(r.status, 413, r.text);
     assert.equal(r.body.error.code, -32000);
-    assert.match(r.body.error.message, /too large/);
+    assert.match(r.body.error.message, /too large: at most 2097152 bytes over MCP \(MCP_BODY_LIMIT_BYTES\)/);
     const c = await connect();
     await assert.rejects(callTool(c, 'forecast', { ...ONE, inputs }), /413|too large/i);
     // Under the limit the same tool answers.
