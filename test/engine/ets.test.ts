@@ -14,7 +14,7 @@ import {
   ORIGIN_WIDENING,
   originWidening,
 } from '../../src/engine/stats/calibrate.ts';
-import { autoEts, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
+import { akaikeWeights, autoEts, etsForms, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
 import { nmmin } from '../../src/engine/stats/nmmin.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
 
@@ -94,6 +94,36 @@ describe("ETS port of R forecast's ets", () => {
     assert.equal(s.error, 'A');
   });
 
+  it('auto-ets combines the forms with Akaike weights from their AICc (Kolassa 2011), not only the best one', () => {
+    const ctx = { horizon: 12, seasonLength: 12 };
+    const f = etsForecast(AIR, ctx);
+    const { fits, tried } = etsForms(AIR, 12);
+    assert.equal(tried, 15);
+    // Weights: exp(-ΔAICc / 2), normalised; the best form keeps R's choice and its name.
+    const w = akaikeWeights(fits.map((x) => x.aicc));
+    close(
+      w.reduce((s, v) => s + v, 0),
+      1,
+      1e-12,
+    );
+    const best = fits.reduce((a, b) => (b.aicc < a.aicc ? b : a));
+    assert.equal(f.info.model, etsName(best));
+    assert.equal(f.info.model, etsName(autoEts(AIR, 12)!.fit));
+    // R's AICc of the two best forms differ by 3.03: weights 1 / (1 + e^-1.513) = 0.8195 and 0.1805.
+    const forms = f.info.forms as { model: string; weight: number }[];
+    close(forms[0]!.weight, 0.8195, 1e-3, 'weight of ETS(M,Ad,M)');
+    close(forms[1]!.weight, 0.1805, 1e-3, 'weight of ETS(M,A,M)');
+    // Mean: the weighted mean of the forms' means; sd: the mixture's (at least the weighted sds' spread).
+    const fcs = ['ETS(M,Ad,M)', 'ETS(M,A,M)'].map((name) => forecastEts(fits.find((x) => etsName(x) === name)!, 12));
+    for (let h = 0; h < 12; h++) {
+      const mu = forms[0]!.weight * fcs[0]!.mean[h]! + forms[1]!.weight * fcs[1]!.mean[h]!;
+      close(f.mean[h]!, mu, 1e-9, `mean ${h}`);
+      const second = forms[0]!.weight * (fcs[0]!.variance[h]! + fcs[0]!.mean[h]! ** 2) + forms[1]!.weight * (fcs[1]!.variance[h]! + fcs[1]!.mean[h]! ** 2);
+      close(f.sdLow[h]!, Math.sqrt(second - mu * mu), 1e-6, `sd ${h}`);
+      // Not R's single-form forecast.
+      assert.ok(Math.abs(f.mean[h]! - fcs[0]!.mean[h]!) > 1e-6);
+    }
+  });
   it('constant and tiny series do not fail', () => {
     const c = etsForecast([5, 5, 5, 5, 5, 5, 5, 5], { horizon: 3, seasonLength: 1 });
     assert.deepEqual(c.mean, [5, 5, 5]);
@@ -213,12 +243,17 @@ describe('interval calibration on backtests', () => {
     const train = AIR.slice(0, 120);
     const ets = etsForecast(AIR, ctx);
     const etsAgain = ets.refit!(train, 12);
-    assert.equal(etsAgain.info.model, ets.info.model);
-    assert.equal(etsAgain.info.modelsTried, 1);
-    // The same form fitted directly gives the same forecast.
-    const direct = forecastEts(etsModel(train, 12, { error: 'M', trend: 'A', season: 'M', damped: true })!, 12);
+    // The kept forms (ETS(M,Ad,M) and ETS(M,A,M) on AirPassengers) are refitted, no other form.
+    const forms = (ets.info.forms as { model: string }[]).map((f) => f.model);
+    assert.deepEqual(forms, ['ETS(M,Ad,M)', 'ETS(M,A,M)']);
+    assert.equal(etsAgain.info.modelsTried, 2);
+    assert.deepEqual((etsAgain.info.forms as { model: string }[]).map((f) => f.model).sort(), [...forms].sort());
+    // The same forms fitted directly and weighted by their AICc there give the same forecast.
+    const direct = [true, false].map((damped) => etsModel(train, 12, { error: 'M', trend: 'A', season: 'M', damped })!);
+    const w = akaikeWeights(direct.map((f) => f.aicc));
+    const means = direct.map((f) => forecastEts(f, 12).mean);
     etsAgain.mean.forEach((v, h) => {
-      close(v, direct.mean[h]!, 1e-9, `step ${h}`);
+      close(v, w[0]! * means[0]![h]! + w[1]! * means[1]![h]!, 1e-9, `step ${h}`);
     });
     const arima = arimaForecast(AIR, ctx);
     const arimaAgain = arima.refit!(train, 12);

@@ -1,15 +1,29 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
-import { autoEts as searchEts, type EtsFit, etsModel, etsName, forecastEts } from '../stats/ets.ts';
+import { akaikeWeights, type EtsFit, etsForms, etsModel, etsName, forecastEts } from '../stats/ets.ts';
 import { isConstant } from '../stats/unitroot.ts';
 import { statisticalModel, type FitContext } from './common.ts';
 import { naiveForecast } from './simple.ts';
 
 /**
- * AutoETS: the port of R forecast's `ets` in stats/ets.ts (error, trend, damping and season
- * chosen by AICc among the 15 ETS models R's defaults allow; seasons up to 24 per cycle, as R).
- * Forecast means and variances are forecast.ets's analytic ones (classes 1 to 3).
- * A constant series is forecast as that constant; 6 points or fewer (where R switches to
- * HoltWinters) or no fittable model: the naive model answers and `info.fallback` says why.
+ * Share of the Akaike weight the combination keeps: forms are taken by weight, largest first, until
+ * they carry this much; the rest (each a small fraction of a percent) are dropped and the kept weights
+ * renormalised. On all of M3 that keeps 4.5 forms of 12.5 on average, and the backtest refits of the
+ * interval calibration refit only those.
+ */
+export const ETS_WEIGHT_KEPT = 0.99;
+
+interface Member {
+  fit: EtsFit;
+  weight: number;
+}
+
+/**
+ * AutoETS: every ETS form of R forecast's `ets` search (stats/ets.ts) fitted by maximum likelihood
+ * and combined with Akaike weights from their AICc (Kolassa 2011), instead of R's choice of the one
+ * form with the lowest AICc. The combination's mean is the weighted mean of the forms' means
+ * (forecast.ets's analytic ones, classes 1 to 3); its variance is the mixture's. A constant series is
+ * forecast as that constant; 6 points or fewer (where R switches to HoltWinters) or no fittable
+ * model: the naive model answers and `info.fallback` says why.
  */
 export function etsForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
   const n = y.length;
@@ -17,45 +31,106 @@ export function etsForecast(y: readonly number[], ctx: FitContext): GaussianFore
     const zero = new Array<number>(ctx.horizon).fill(0);
     return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' }, fitted: y.slice() };
   }
-  const found = n > 6 ? searchEts(y, ctx.seasonLength) : null;
-  if (!found) {
-    const fallback = naiveForecast(y, ctx);
-    return { ...fallback, info: { fallback: n > 6 ? 'naive: no ETS model could be fitted' : 'naive: 6 points or fewer' } };
-  }
-  return etsResult(y, found.fit, ctx, found.tried);
+  const found = n > 6 ? etsForms(y, ctx.seasonLength) : null;
+  const members = found ? keptMembers(found.fits) : [];
+  if (!found || members.length === 0) return etsFallback(y, ctx);
+  return etsResult(y, members, ctx, found.tried);
 }
 
-/** Forecast of a fitted ETS model, with `refit`: the same form (error, trend, damping, season) refitted to a shorter series. */
-function etsResult(y: readonly number[], fit: EtsFit, ctx: FitContext, tried: number): GaussianForecast {
-  const fc = forecastEts(fit, ctx.horizon);
-  const sd = fc.variance.map((v) => (Number.isFinite(v) && v > 0 ? Math.sqrt(v) : 0));
-  // The one-step-ahead predictions from the residuals: e = y − f (additive error), e = (y − f) / f (multiplicative).
-  const fitted = y.map((v, t) => {
-    const e = fit.residuals[t]!;
-    return fit.error === 'M' ? v / (1 + e) : v - e;
+function etsFallback(y: readonly number[], ctx: FitContext): GaussianForecast {
+  const fallback = naiveForecast(y, ctx);
+  return { ...fallback, info: { fallback: y.length > 6 ? 'naive: no ETS model could be fitted' : 'naive: 6 points or fewer' } };
+}
+
+/** The forms carrying ETS_WEIGHT_KEPT of the Akaike weight, largest first, weights renormalised. */
+export function keptMembers(fits: readonly EtsFit[]): Member[] {
+  if (fits.length === 0) return [];
+  const w = akaikeWeights(fits.map((f) => f.aicc));
+  const order = fits.map((fit, i) => ({ fit, weight: w[i]! })).sort((a, b) => b.weight - a.weight || a.fit.aicc - b.fit.aicc);
+  const kept: Member[] = [];
+  let carried = 0;
+  for (const m of order) {
+    kept.push(m);
+    carried += m.weight;
+    if (carried >= ETS_WEIGHT_KEPT) break;
+  }
+  return kept.map((m) => ({ fit: m.fit, weight: m.weight / carried }));
+}
+
+/** Forecast of the weighted forms, with `refit`: the same forms refitted to a shorter series and weighted again by their AICc there. */
+function etsResult(y: readonly number[], members: readonly Member[], ctx: FitContext, tried: number): GaussianForecast {
+  const h = ctx.horizon;
+  const fcs = members.map((m) => forecastEts(m.fit, h));
+  // A form whose mean is not finite everywhere (an explosive multiplicative fit) gives up its weight.
+  const usable = members.map((_, k) => fcs[k]!.mean.every(Number.isFinite));
+  const total = members.reduce((s, m, k) => (usable[k] ? s + m.weight : s), 0);
+  if (total <= 0) return etsFallback(y, ctx);
+  const mean = new Array<number>(h).fill(0);
+  const second = new Array<number>(h).fill(0);
+  members.forEach((m, k) => {
+    if (!usable[k]) return;
+    const w = m.weight / total;
+    const fc = fcs[k]!;
+    for (let i = 0; i < h; i++) {
+      const mu = fc.mean[i]!;
+      const v = fc.variance[i]!;
+      mean[i]! += w * mu;
+      second[i]! += w * ((Number.isFinite(v) && v > 0 ? v : 0) + mu * mu);
+    }
   });
+  // The mixture's variance: E[var] + var[mean] over the forms.
+  const sd = mean.map((mu, i) => Math.sqrt(Math.max(0, second[i]! - mu * mu)));
+  // One-step-ahead predictions, weighted alike: e = y − f (additive error), e = (y − f) / f (multiplicative).
+  const fitted = new Array<number>(y.length).fill(0);
+  members.forEach((m, k) => {
+    if (!usable[k]) return;
+    const w = m.weight / total;
+    for (let t = 0; t < y.length; t++) {
+      const e = m.fit.residuals[t]!;
+      fitted[t]! += w * (m.fit.error === 'M' ? y[t]! / (1 + e) : y[t]! - e);
+    }
+  });
+  const best = members[0]!.fit;
   return {
-    mean: fc.mean,
+    mean,
     sdLow: sd,
     sdHigh: sd.slice(),
     fitted,
     info: {
-      model: etsName(fit),
-      alpha: fit.alpha,
-      ...(fit.trend !== 'N' ? { beta: fit.beta } : {}),
-      ...(fit.season !== 'N' ? { gamma: fit.gamma } : {}),
-      ...(fit.damped ? { phi: fit.phi } : {}),
-      sigma2: fit.sigma2,
-      aicc: fit.aicc,
+      model: etsName(best),
+      combination: 'Akaike weights (AICc)',
+      forms: members.map((m, k) => ({ model: etsName(m.fit), weight: usable[k] ? m.weight / total : 0, aicc: m.fit.aicc })),
+      alpha: best.alpha,
+      ...(best.trend !== 'N' ? { beta: best.beta } : {}),
+      ...(best.season !== 'N' ? { gamma: best.gamma } : {}),
+      ...(best.damped ? { phi: best.phi } : {}),
+      sigma2: best.sigma2,
+      aicc: best.aicc,
       modelsTried: tried,
     },
-    refit: (train, h) => {
-      // The chosen form on the shorter series; where it cannot be fitted there (a multiplicative
-      // form on data that turned non-positive, too short for the season), the full search.
-      const ok = train.length > 6 && !isConstant(train) && (fit.error === 'A' || train.every((v) => v > 0)) && (fit.season === 'N' || train.length > fit.m);
-      const again = ok ? etsModel(train, fit.m, fit) : null;
-      const at = { horizon: h, seasonLength: ctx.seasonLength };
-      return again ? etsResult(train, again, at, 1) : etsForecast(train, at);
+    refit: (train, steps) => {
+      // The kept forms on the shorter series, weighted by their AICc there; a form that cannot be
+      // fitted there (multiplicative on data that turned non-positive, too short for the season) is
+      // left out, and with none left, the full search.
+      const at = { horizon: steps, seasonLength: ctx.seasonLength };
+      if (train.length <= 6 || isConstant(train)) return etsForecast(train, at);
+      const fits: EtsFit[] = [];
+      for (const m of members) {
+        const f = m.fit;
+        if (f.error === 'M' && !train.every((v) => v > 0)) continue;
+        if (f.season !== 'N' && train.length <= f.m) continue;
+        let again: EtsFit | null = null;
+        try {
+          again = etsModel(train, f.m, f);
+        } catch {
+          again = null;
+        }
+        if (again && Number.isFinite(again.aicc)) fits.push(again);
+      }
+      if (fits.length === 0) return etsForecast(train, at);
+      const w = akaikeWeights(fits.map((f) => f.aicc));
+      const again = fits.map((fit, i) => ({ fit, weight: w[i]! })).sort((a, b) => b.weight - a.weight || a.fit.aicc - b.fit.aicc);
+      return etsResult(train, again, at, members.length);
     },
   };
 }
@@ -66,10 +141,10 @@ export const autoEts = statisticalModel(
     name: 'AutoETS',
     family: 'exponential smoothing',
     description:
-      "Exponential smoothing state-space models (R forecast's ets, ported): additive or multiplicative error and season, additive or damped trend, chosen by AICc.",
+      "Exponential smoothing state-space models (R forecast's ets, ported): every form with additive or multiplicative error and season, additive or damped trend, fitted and combined with Akaike weights (AICc).",
     minPoints: 4,
     capabilities: ['seasonality', 'fitted_values'],
-    quantileMethod: "analytic: forecast.ets's prediction variances (classes 1-3, Gaussian)",
+    quantileMethod: "analytic: the mixture of the weighted forms' forecast.ets prediction variances (classes 1-3), Gaussian",
   },
   (y, ctx) => etsForecast(y, ctx),
 );

@@ -6,7 +6,8 @@ import { seasonalFigure } from './season.ts';
  * Port of R forecast's `ets` (Hyndman, Koehler, Snyder & Grose 2002; Hyndman, Koehler, Ord &
  * Snyder 2008): the innovations state-space exponential smoothing models ETS(error, trend,
  * season) with additive or multiplicative errors, none/additive/additive-damped trend and
- * none/additive/multiplicative season, fitted by maximum likelihood and chosen by AICc.
+ * none/additive/multiplicative season, fitted by maximum likelihood; `autoEts` chooses by AICc as R
+ * does, `etsForms` returns every form for the Akaike-weighted combination models/ets.ts makes.
  * Function by function it follows forecast's R/ets.R (`ets`, `etsmodel`, `initparam`,
  * `initstate`, `check.param`, `admissible`), src/etscalc.c (`etscalc`, `forecast`, `update`),
  * src/etsTargetFunction.cpp (the objective) and R/etsforecast.R (`class1`/`class2`/`class3`
@@ -373,11 +374,15 @@ export function etsModel(y: readonly number[], m0: number, spec: EtsSpec): EtsFi
   };
 }
 
-/** R's `ets(y)` model search (AICc); null when no model can be fitted. */
-export function autoEts(y: readonly number[], m: number): { fit: EtsFit; tried: number } | null {
+/**
+ * Every ETS form R's `ets(y)` search considers, fitted: error A/M (M only on positive data), trend
+ * N/A/Ad, season N/A/M (seasons only for 1 < m <= 24 and more than m points, no A error with an M
+ * season). Forms that cannot be fitted are left out; `tried` counts them all.
+ */
+export function etsForms(y: readonly number[], m: number): { fits: EtsFit[]; tried: number } {
   const seasonalOk = m > 1 && m <= 24 && y.length > m;
   const positive = y.every((v) => v > 0);
-  let best: EtsFit | null = null;
+  const fits: EtsFit[] = [];
   let tried = 0;
   for (const error of ['A', 'M'] as const) {
     if (error === 'M' && !positive) continue;
@@ -393,12 +398,31 @@ export function autoEts(y: readonly number[], m: number): { fit: EtsFit; tried: 
           } catch {
             fit = null;
           }
-          if (fit && Number.isFinite(fit.aicc) && (!best || fit.aicc < best.aicc)) best = fit;
+          if (fit && Number.isFinite(fit.aicc)) fits.push(fit);
         }
       }
     }
   }
+  return { fits, tried };
+}
+
+/** R's `ets(y)` model search (AICc); null when no model can be fitted. */
+export function autoEts(y: readonly number[], m: number): { fit: EtsFit; tried: number } | null {
+  const { fits, tried } = etsForms(y, m);
+  let best: EtsFit | null = null;
+  for (const fit of fits) if (!best || fit.aicc < best.aicc) best = fit;
   return best ? { fit: best, tried } : null;
+}
+
+/**
+ * Akaike weights of models by their AICc: w_i proportional to exp(-(AICc_i - min AICc) / 2)
+ * (Burnham & Anderson 2002, ch. 2.9; for ETS forecasts Kolassa 2011, IJF 27(2)). Sum to 1.
+ */
+export function akaikeWeights(aicc: readonly number[]): number[] {
+  const best = Math.min(...aicc);
+  const raw = aicc.map((a) => Math.exp(-0.5 * (a - best)));
+  const total = raw.reduce((s, v) => s + v, 0);
+  return raw.map((v) => v / total);
 }
 
 /** Point forecasts from a state (etscalc.c's `forecast`). */
