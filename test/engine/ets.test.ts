@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { arimaForecast } from '../../src/engine/models/arima.ts';
 import { comboForecast } from '../../src/engine/models/combo.ts';
-import { etsForecast } from '../../src/engine/models/ets.ts';
+import { ETS_WEIGHT_KEPT, etsForecast, keptMembers } from '../../src/engine/models/ets.ts';
 import { mstlPeriods, mstlForecast } from '../../src/engine/models/mstl.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
 import {
@@ -14,7 +14,7 @@ import {
   ORIGIN_WIDENING,
   originWidening,
 } from '../../src/engine/stats/calibrate.ts';
-import { akaikeWeights, autoEts, etsForms, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
+import { akaikeWeights, autoEts, type EtsFit, etsForms, etsModel, etsName, forecastEts } from '../../src/engine/stats/ets.ts';
 import { nmmin } from '../../src/engine/stats/nmmin.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
 
@@ -123,6 +123,19 @@ describe("ETS port of R forecast's ets", () => {
       // Not R's single-form forecast.
       assert.ok(Math.abs(f.mean[h]! - fcs[0]!.mean[h]!) > 1e-6);
     }
+  });
+  it('keeps the forms carrying 99% of the Akaike weight, largest first, and renormalises them', () => {
+    // AICc 0, 2, 10, 20: weights 0.7274, 0.2676, 0.0049, 0.00003; the first two carry 0.995.
+    const fits = [10, 0, 20, 2].map((aicc) => ({ aicc }) as unknown as EtsFit);
+    const kept = keptMembers(fits);
+    assert.deepEqual(
+      kept.map((m) => m.fit.aicc),
+      [0, 2],
+    );
+    close(kept[0]!.weight, 1 / (1 + Math.exp(-1)), 1e-12, 'first');
+    close(kept[0]!.weight + kept[1]!.weight, 1, 1e-12, 'sum');
+    assert.ok(ETS_WEIGHT_KEPT === 0.99);
+    assert.deepEqual(keptMembers([]), []);
   });
   it('constant and tiny series do not fail', () => {
     const c = etsForecast([5, 5, 5, 5, 5, 5, 5, 5], { horizon: 3, seasonLength: 1 });
