@@ -7,6 +7,8 @@ export interface Scenario {
 }
 
 const ramp = (n: number) => Array.from({ length: n }, (_, i) => 100 + 10 * Math.sin(i / 3) + (i % 7));
+/** A JSON-RPC tools/call body for POST /mcp. */
+const mcpToolCall = (name: string, args: unknown): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const forecast = (over: Record<string, unknown>) => JSON.stringify({ model: 'naive', inputs: [{ target: ramp(200) }], ...over });
 
 /** A naive forecast of the longest input (100,000 steps) with `variates` columns, h 24 (REST and MCP rows). */
@@ -88,30 +90,12 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'MCP forecast tool, largest answer: h 1000 × (1 + 3 + 16 samples) = 20,000 numbers',
     path: '/mcp',
-    body: () =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'forecast',
-          arguments: { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 1000, num_samples: 16 } },
-        },
-      }),
+    body: () => mcpToolCall('forecast', { model: 'naive', inputs: [{ target: ramp(200) }], parameters: { prediction_length: 1000, num_samples: 16 } }),
   },
   {
     name: 'MCP forecast tool, largest input under MCP_BODY_LIMIT_BYTES (2 MiB): 100,000 steps × 4 variates',
     path: '/mcp',
-    body: () =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'forecast',
-          arguments: wideNaive(4),
-        },
-      }),
+    body: () => mcpToolCall('forecast', wideNaive(4)),
   },
   {
     name: "calendar: frequency 100000B, h 40 (the issue's 33 s case)",

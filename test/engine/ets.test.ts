@@ -137,6 +137,13 @@ describe("ETS port of R forecast's ets", () => {
     assert.ok(ETS_WEIGHT_KEPT === 0.99);
     assert.deepEqual(keptMembers([]), []);
   });
+  it('the mixture sd stays a number on series near the top of the double range (E[mu^2] - mean^2 overflowed to NaN)', () => {
+    const y = Array.from({ length: 40 }, (_, t) => 1e200 * (1 + 0.3 * Math.sin(t) + t / 50));
+    const f = etsForecast(y, { horizon: 6, seasonLength: 4 });
+    assert.ok((f.info.forms as unknown[]).length > 1, 'several forms are combined');
+    for (const s of [...f.sdLow, ...f.sdHigh]) assert.ok(Number.isFinite(s) && s >= 0, `sd ${s}`);
+    assert.ok(f.mean.every(Number.isFinite));
+  });
   it('constant and tiny series do not fail', () => {
     const c = etsForecast([5, 5, 5, 5, 5, 5, 5, 5], { horizon: 3, seasonLength: 1 });
     assert.deepEqual(c.mean, [5, 5, 5]);

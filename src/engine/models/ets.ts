@@ -42,14 +42,18 @@ function etsFallback(y: readonly number[], ctx: FitContext): GaussianForecast {
   return { ...fallback, info: { fallback: y.length > 6 ? 'naive: no ETS model could be fitted' : 'naive: 6 points or fewer' } };
 }
 
+/** The forms with their Akaike weights, largest weight first (ties: lower AICc first). */
+function byWeight(fits: readonly EtsFit[]): Member[] {
+  const w = akaikeWeights(fits.map((f) => f.aicc));
+  return fits.map((fit, i) => ({ fit, weight: w[i]! })).sort((a, b) => b.weight - a.weight || a.fit.aicc - b.fit.aicc);
+}
+
 /** The forms carrying ETS_WEIGHT_KEPT of the Akaike weight, largest first, weights renormalised. */
 export function keptMembers(fits: readonly EtsFit[]): Member[] {
   if (fits.length === 0) return [];
-  const w = akaikeWeights(fits.map((f) => f.aicc));
-  const order = fits.map((fit, i) => ({ fit, weight: w[i]! })).sort((a, b) => b.weight - a.weight || a.fit.aicc - b.fit.aicc);
   const kept: Member[] = [];
   let carried = 0;
-  for (const m of order) {
+  for (const m of byWeight(fits)) {
     kept.push(m);
     carried += m.weight;
     if (carried >= ETS_WEIGHT_KEPT) break;
@@ -65,26 +69,28 @@ function etsResult(y: readonly number[], members: readonly Member[], ctx: FitCon
   const usable = members.map((_, k) => fcs[k]!.mean.every(Number.isFinite));
   const total = members.reduce((s, m, k) => (usable[k] ? s + m.weight : s), 0);
   if (total <= 0) return etsFallback(y, ctx);
+  const weightOf = (k: number): number => (usable[k] ? members[k]!.weight / total : 0);
   const mean = new Array<number>(h).fill(0);
-  const second = new Array<number>(h).fill(0);
-  members.forEach((m, k) => {
-    if (!usable[k]) return;
-    const w = m.weight / total;
-    const fc = fcs[k]!;
-    for (let i = 0; i < h; i++) {
-      const mu = fc.mean[i]!;
-      const v = fc.variance[i]!;
-      mean[i]! += w * mu;
-      second[i]! += w * ((Number.isFinite(v) && v > 0 ? v : 0) + mu * mu);
-    }
+  members.forEach((_, k) => {
+    for (let i = 0; i < h; i++) mean[i]! += weightOf(k) * fcs[k]!.mean[i]!;
   });
-  // The mixture's variance: E[var] + var[mean] over the forms.
-  const sd = mean.map((mu, i) => Math.sqrt(Math.max(0, second[i]! - mu * mu)));
+  // The mixture's variance, E[var] + var[mean] over the forms, summed about the mixture's mean (no
+  // E[mu^2] - mean^2, which overflows to NaN on series of 1e155 and more). A form's variance that is
+  // not finite counts 0, as the single form's did; a total that is not finite leaves the sd at 0.
+  const sd = mean.map((mu, i) => {
+    let v = 0;
+    members.forEach((_, k) => {
+      if (!usable[k]) return;
+      const own = fcs[k]!.variance[i]!;
+      v += weightOf(k) * ((Number.isFinite(own) && own > 0 ? own : 0) + (fcs[k]!.mean[i]! - mu) ** 2);
+    });
+    return Number.isFinite(v) ? Math.sqrt(v) : 0;
+  });
   // One-step-ahead predictions, weighted alike: e = y − f (additive error), e = (y − f) / f (multiplicative).
   const fitted = new Array<number>(y.length).fill(0);
   members.forEach((m, k) => {
     if (!usable[k]) return;
-    const w = m.weight / total;
+    const w = weightOf(k);
     for (let t = 0; t < y.length; t++) {
       const e = m.fit.residuals[t]!;
       fitted[t]! += w * (m.fit.error === 'M' ? y[t]! / (1 + e) : y[t]! - e);
@@ -99,7 +105,7 @@ function etsResult(y: readonly number[], members: readonly Member[], ctx: FitCon
     info: {
       model: etsName(best),
       combination: 'Akaike weights (AICc)',
-      forms: members.map((m, k) => ({ model: etsName(m.fit), weight: usable[k] ? m.weight / total : 0, aicc: m.fit.aicc })),
+      forms: members.map((m, k) => ({ model: etsName(m.fit), weight: weightOf(k), aicc: m.fit.aicc })),
       alpha: best.alpha,
       ...(best.trend !== 'N' ? { beta: best.beta } : {}),
       ...(best.season !== 'N' ? { gamma: best.gamma } : {}),
@@ -127,10 +133,7 @@ function etsResult(y: readonly number[], members: readonly Member[], ctx: FitCon
         }
         if (again && Number.isFinite(again.aicc)) fits.push(again);
       }
-      if (fits.length === 0) return etsForecast(train, at);
-      const w = akaikeWeights(fits.map((f) => f.aicc));
-      const again = fits.map((fit, i) => ({ fit, weight: w[i]! })).sort((a, b) => b.weight - a.weight || a.fit.aicc - b.fit.aicc);
-      return etsResult(train, again, at, members.length);
+      return fits.length === 0 ? etsForecast(train, at) : etsResult(train, byWeight(fits), at, members.length);
     },
   };
 }
