@@ -91,4 +91,5 @@ export const autoArima = statisticalModel(
     quantileMethod: "analytic: Gaussian with the fitted ARIMA's Kalman h-step forecast variances (R's predict.Arima)",
   },
   arimaForecast,
+  { naiveBlend: true },
 );

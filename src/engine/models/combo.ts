@@ -69,4 +69,5 @@ export const combo = statisticalModel(
     quantileMethod: "analytic (Gaussian): members' forecast means averaged, sd = mean of the members' sd (conservative)",
   },
   comboForecast,
+  { naiveBlend: true },
 );

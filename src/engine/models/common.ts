@@ -1,10 +1,20 @@
 import { EngineError } from '../types.ts';
 import type { ForecastJob, ModelImpl, ModelInfo, SeriesForecast } from '../types.ts';
-import { backtestWindows, factorFromWindows, scaleForecast, type CalibrationOptions } from '../stats/calibrate.ts';
+import {
+  type BacktestForecast,
+  backtestForecasts,
+  type CalibrationOptions,
+  calibrationOrigins,
+  factorFromWindows,
+  scaleForecast,
+  windowsOf,
+} from '../stats/calibrate.ts';
 import { quantileRows, samplePaths, type GaussianForecast } from '../stats/distribution.ts';
 import { fillMissing } from '../stats/prepare.ts';
 import { seriesSeed } from '../stats/prng.ts';
 import { detectSeasonLength } from '../stats/season.ts';
+import { mixForecasts, naiveBacktests, naiveBlendApplies, naiveBlendWeight } from './naive-blend.ts';
+import { seasonalNaiveForecast } from '../stats/random-walk.ts';
 
 export interface FitContext {
   horizon: number;
@@ -23,11 +33,19 @@ export type StatisticalInfo = Omit<
 
 const COMMON_CAPABILITIES = ['quantiles', 'samples', 'missing_values', 'multivariate'];
 
+export interface StatisticalOptions {
+  /**
+   * Blend the forecast with seasonal naive by their backtest errors on long seasonal series
+   * (models/naive-blend.ts, ADR 0029). Every model but the random-walk baselines.
+   */
+  naiveBlend?: boolean;
+}
+
 /**
  * Wraps a per-series fitter into a ModelImpl: missing values, season resolution, quantile rows
  * and seeded sample paths are handled here once, the same way for every statistical model.
  */
-export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter): ModelImpl {
+export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter, options: StatisticalOptions = {}): ModelImpl {
   const full: ModelImpl['info'] = {
     provider: 'builtin',
     kind: 'statistical',
@@ -42,21 +60,24 @@ export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter): Mode
   return {
     info: full,
     forecast(job: ForecastJob): SeriesForecast[] {
-      return job.series.map((raw, i) => forecastOne(full, fit, job, raw, i));
+      return job.series.map((raw, i) => forecastOne(full, fit, options, job, raw, i));
     },
   };
 }
 
-function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, job: ForecastJob, raw: number[], i: number): SeriesForecast {
+function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, options: StatisticalOptions, job: ForecastJob, raw: number[], i: number): SeriesForecast {
   const { y, missing } = fillMissing(raw, info.minPoints, i);
   const detected = job.seasonLength === null;
   const seasonLength = Math.max(1, Math.round(job.seasonLength ?? detectSeasonLength(y)));
   let fc: GaussianForecast;
   try {
     fc = fit(y, { horizon: job.horizon, seasonLength });
-    // Calibration only rescales the standard deviations (never the mean): a job that asks for no
-    // quantile and no sample (imputation's fits) skips its backtest refits.
-    if (job.quantileLevels.length > 0 || job.numSamples > 0) fc = calibrated(y, fc, fit, job.horizon, seasonLength, info.minPoints);
+    // Calibration rescales the standard deviations: a job that asks for no quantile and no sample
+    // (imputation's fits) skips its backtest refits, unless the seasonal-naive blend, which moves
+    // the mean, applies (the same inputs always get the same mean).
+    const opts = calibrationOptions(info.minPoints, seasonLength);
+    const blend = options.naiveBlend === true && naiveBlendApplies(y.length, seasonLength, oldestOrigin(y.length, job.horizon, opts));
+    if (job.quantileLevels.length > 0 || job.numSamples > 0 || blend) fc = calibrated(y, fc, fit, job.horizon, seasonLength, opts, blend);
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw new EngineError('failed', `${info.id} failed on series ${i}: ${err instanceof Error ? err.message : String(err)}`, i);
@@ -106,24 +127,51 @@ export function calibrationOptions(minPoints: number, seasonLength: number): Cal
   return { windows: CALIBRATION_WINDOWS, minTrain: calibrationMinTrain(minPoints, seasonLength), minTrainNewest: Math.max(minPoints, 8) };
 }
 
-function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizon: number, seasonLength: number, minPoints: number): GaussianForecast {
+function oldestOrigin(n: number, horizon: number, opts: CalibrationOptions): number | null {
+  const origins = calibrationOrigins(n, horizon, opts);
+  return origins.length > 0 ? Math.min(...origins) : null;
+}
+
+function calibrated(
+  y: number[],
+  fc: GaussianForecast,
+  fit: SeriesFitter,
+  horizon: number,
+  seasonLength: number,
+  opts: CalibrationOptions,
+  blend: boolean,
+): GaussianForecast {
   // A model that chose its specification by a search (ETS form, ARIMA orders) refits that
   // specification only (`fc.refit`): the backtests measure the chosen model's errors at a
   // fraction of the search's cost (auto-arima on 1,000 hourly points: one CSS-ML fit instead of
   // dozens). Models without a search are refitted in full.
   const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength }));
-  const opts = calibrationOptions(minPoints, seasonLength);
   // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts),
   // at the same origins.
-  const z = backtestWindows(y, horizon, refit, opts);
-  const again = fc.research ? backtestWindows(y, horizon, fc.research, opts) : [];
-  const cal = factorFromWindows([...z, ...again], horizon);
-  if (!cal) return { ...fc, info: { ...fc.info, calibration: 'none: series too short for a backtest window' } };
+  let own = backtestForecasts(y, horizon, refit, opts);
+  let again = fc.research ? backtestForecasts(y, horizon, fc.research, opts) : [];
+  let info: Record<string, unknown> = fc.info;
+  if (blend) {
+    // The seasonal-naive blend (naive-blend.ts): the weight from the refits' errors, then the
+    // forecast and every backtest forecast blended alike, so the factor calibrates the blend.
+    const w = naiveBlendWeight(y, own, naiveBacktests(y, own, seasonLength));
+    if (w) {
+      const mix = (bt: readonly BacktestForecast[]): BacktestForecast[] =>
+        naiveBacktests(y, bt, seasonLength).map((sn, k) => ({ origin: sn.origin, fc: mixForecasts(bt[k]!.fc, sn.fc, w.weight) }));
+      own = mix(own);
+      again = mix(again);
+      fc = mixForecasts(fc, seasonalNaiveForecast(y, { horizon, seasonLength }), w.weight);
+      const r = (v: number): number => Number(v.toPrecision(6));
+      info = { ...info, naiveBlend: { weight: r(w.weight), modelMae: r(w.modelMae), naiveMae: r(w.naiveMae), windows: w.windows } };
+    }
+  }
+  const cal = factorFromWindows([...windowsOf(y, own), ...windowsOf(y, again)], horizon);
+  if (!cal) return { ...fc, info: { ...info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return {
     ...out,
     info: {
-      ...fc.info,
+      ...info,
       calibration: {
         factor: cal.factor,
         rawFactor: cal.rawFactor,
@@ -134,17 +182,4 @@ function calibrated(y: number[], fc: GaussianForecast, fit: SeriesFitter, horizo
       },
     },
   };
-}
-
-/** Root-mean-square of the finite values (0 when none). */
-export function rms(values: readonly number[]): number {
-  let s = 0;
-  let k = 0;
-  for (const v of values) {
-    if (Number.isFinite(v)) {
-      s += v * v;
-      k++;
-    }
-  }
-  return k > 0 ? Math.sqrt(s / k) : 0;
 }

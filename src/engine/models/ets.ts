@@ -150,4 +150,5 @@ export const autoEts = statisticalModel(
     quantileMethod: "analytic: the mixture of the weighted forms' forecast.ets prediction variances (classes 1-3), Gaussian",
   },
   (y, ctx) => etsForecast(y, ctx),
+  { naiveBlend: true },
 );

@@ -69,4 +69,5 @@ export const mstl = statisticalModel(
     quantileMethod: "analytic: the ETS model's prediction intervals for the adjusted series, seasonal components taken as known; calibrated on backtests",
   },
   mstlForecast,
+  { naiveBlend: true },
 );

@@ -162,4 +162,5 @@ export const theta = statisticalModel(
     quantileMethod: 'analytic (Gaussian): SES-with-drift state space, sd_h = sigma * sqrt(1 + alpha^2 (h-1)), sigma from in-sample one-step errors',
   },
   (y, ctx) => thetaForecast(y, ctx),
+  { naiveBlend: true },
 );

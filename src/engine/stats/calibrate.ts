@@ -143,26 +143,42 @@ export interface BacktestWindow {
   z: number[];
 }
 
+/** One backtest forecast: its origin and what the model forecast from there. */
+export interface BacktestForecast {
+  origin: number;
+  fc: GaussianForecast;
+}
+
 /**
- * The backtests: for each origin (calibrationOrigins), the standardised errors |z| of the
- * forecast from that origin, one per step (NaN where the error or the sd is not usable).
- * Windows whose refit throws, or with no usable step, are left out.
+ * The backtest forecasts: for each origin (calibrationOrigins), the model refitted to the points
+ * before it and its forecast of what followed (the horizon, or fewer steps where the series ends).
+ * Origins whose refit throws are left out.
  */
-export function backtestWindows(
+export function backtestForecasts(
   y: readonly number[],
   horizon: number,
   forecastAt: (train: number[], h: number) => GaussianForecast,
   opts: CalibrationOptions,
-): BacktestWindow[] {
-  const out: BacktestWindow[] = [];
+): BacktestForecast[] {
+  const out: BacktestForecast[] = [];
   for (const o of calibrationOrigins(y.length, horizon, opts)) {
-    const h = Math.min(horizon, y.length - o);
-    let fc: GaussianForecast;
     try {
-      fc = forecastAt(y.slice(0, o), h);
+      out.push({ origin: o, fc: forecastAt(y.slice(0, o), Math.min(horizon, y.length - o)) });
     } catch {
-      continue;
+      // a refit that fails is left out
     }
+  }
+  return out;
+}
+
+/**
+ * The standardised errors |z| of backtest forecasts, one per step (NaN where the error or the sd
+ * is not usable). Windows with no usable step are left out.
+ */
+export function windowsOf(y: readonly number[], forecasts: readonly BacktestForecast[]): BacktestWindow[] {
+  const out: BacktestWindow[] = [];
+  for (const { origin: o, fc } of forecasts) {
+    const h = fc.mean.length;
     const z = new Array<number>(h).fill(Number.NaN);
     let any = false;
     for (let t = 0; t < h; t++) {
@@ -177,7 +193,20 @@ export function backtestWindows(
   return out;
 }
 
-/** The |z| of `backtestWindows`, without their origins. */
+/**
+ * The backtests: for each origin (calibrationOrigins), the standardised errors |z| of the
+ * forecast from that origin (`backtestForecasts`, `windowsOf`).
+ */
+export function backtestWindows(
+  y: readonly number[],
+  horizon: number,
+  forecastAt: (train: number[], h: number) => GaussianForecast,
+  opts: CalibrationOptions,
+): BacktestWindow[] {
+  return windowsOf(y, backtestForecasts(y, horizon, forecastAt, opts));
+}
+
+/** The |z| of `backtestWindows`, without their origins (bench/m3-intervals.ts). */
 export function backtestZ(
   y: readonly number[],
   horizon: number,
