@@ -237,7 +237,7 @@ for (const [name, rule] of Object.entries(rules)) {
       if (set === 'all' && s.m > 1) {
         const d = s.mean.reduce((q, v, i) => q + Math.abs(v - sn[i]!), 0);
         if (d > 0) {
-          wsum += s.mean.reduce((q, v, i) => q + Math.abs(f[i]! - sn[i]!), 0) / d;
+          wsum += f.reduce((q, v, i) => q + Math.abs(v - sn[i]!), 0) / d;
           wn++;
         }
       }

@@ -84,7 +84,7 @@ describe('seasonal-naive blend (ADR 0029)', () => {
       // The mean is exactly the weighted mean of auto-ets's own forecast and seasonal naive's.
       const own = etsForecast(y, { horizon: 48, seasonLength: 24 }).mean;
       const sn = seasonalNaiveForecast(y, { horizon: 48, seasonLength: 24 }).mean;
-      fc!.mean.forEach((v, i) => close(v, Math.max(0, w * own[i]! + (1 - w) * sn[i]!), 1e-6));
+      for (let i = 0; i < 48; i++) close(fc!.mean[i]!, Math.max(0, w * own[i]! + (1 - w) * sn[i]!), 1e-6);
       blended += actual.reduce((s, a, i) => s + Math.abs(a - fc!.mean[i]!), 0);
       alone += actual.reduce((s, a, i) => s + Math.abs(a - own[i]!), 0);
     }
