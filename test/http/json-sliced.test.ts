@@ -161,9 +161,13 @@ test('with forbidPrototype, parseJsonSliced refuses what the safe parser (secure
   );
 });
 
-/** A 100,000 × 20 target (5.7 MB, the largest accepted input) with `extra` members added to the body. */
+/**
+ * A 300,000 × 20 target (17 MB, three times the largest accepted input) with `extra` members added to
+ * the body: one blocking parse must be long next to a 4 ms slice for the delay comparison to mean
+ * anything, and at 5.7 MB a fast machine parses it in 17 ms (median delay 4.5 ms failed `< whole / 4`).
+ */
 const hostileBody = (extra: string) =>
-  `{"model":"naive","inputs":[{"target":${JSON.stringify(Array.from({ length: 100_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)))}}]${extra}}`;
+  `{"model":"naive","inputs":[{"target":${JSON.stringify(Array.from({ length: 300_000 }, (_, t) => Array.from({ length: 20 }, (_, v) => (t + v) % 97)))}}]${extra}}`;
 
 test('bodies with __proto__, constructor or \\u00 escapes are parsed in slices too (event-loop delay far below one JSON.parse)', async () => {
   const cases = [
