@@ -53,7 +53,8 @@ if (values.data === 'm3') {
   for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
     for (const col of readEttColumns(file)) {
       for (const [set, os] of Object.entries(origins)) {
-        for (const o of os) series.push({ id: `${col.name}@${o}`, set, m: 24, h: 48, y: col.values.slice(o - 1000, o), actual: col.values.slice(o, o + 48) });
+        const h = values.horizon ? Number(values.horizon) : 48;
+        for (const o of os) series.push({ id: `${col.name}@${o}`, set, m: 24, h, y: col.values.slice(o - 1000, o), actual: col.values.slice(o, o + h) });
       }
     }
   }

@@ -209,6 +209,38 @@ const rules: Record<string, Rule> = {
       ],
     ]),
   ),
+  'SERVICE: MAE^-1, m >= 24, oldest origin >= 0.8 n': (s, sn) => {
+    if (s.m < 24 || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    return mix(s.mean, sn, invWeight(b.ae, b.as));
+  },
+  'SERVICE and h >= m': (s, sn) => {
+    if (s.m < 24 || s.h < s.m || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    return mix(s.mean, sn, invWeight(b.ae, b.as));
+  },
+  'SERVICE, only if snaive wins the pooled backtest': (s, sn) => {
+    if (s.m < 24 || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    return b.as < b.ae ? mix(s.mean, sn, invWeight(b.ae, b.as)) : s.mean;
+  },
+  'SERVICE, only if snaive is within 10% of the model': (s, sn) => {
+    if (s.m < 24 || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    return b.as < 1.1 * b.ae ? mix(s.mean, sn, invWeight(b.ae, b.as)) : s.mean;
+  },
+  'SERVICE, only if snaive is within 20% of the model': (s, sn) => {
+    if (s.m < 24 || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    return b.as < 1.2 * b.ae ? mix(s.mean, sn, invWeight(b.ae, b.as)) : s.mean;
+  },
+  'SERVICE, snaive weight scaled down linearly to 0 at MAE ratio 1.5': (s, sn) => {
+    if (s.m < 24 || s.windows.length === 0 || Math.min(...s.windows.map((w) => w.origin)) < 0.8 * s.y.length) return s.mean;
+    const b = backtest(s);
+    const r = b.ae > 0 ? b.as / b.ae : 1;
+    const ws = (1 - invWeight(b.ae, b.as)) * Math.max(0, Math.min(1, (1.5 - r) / 0.5));
+    return mix(s.mean, sn, 1 - ws);
+  },
   'inverse MAE squared, seasonal, snaive wins pooled': (s, sn) => {
     if (s.m <= 1 || s.windows.length === 0) return s.mean;
     const b = backtest(s);

@@ -53,19 +53,21 @@ describe('seasonal-naive blend (ADR 0029)', () => {
     close(m.sdHigh[1]!, 2);
   });
 
-  it('applies only to seasons of 24 or more whose oldest backtest origin leaves 80% of the series before it', () => {
+  it('applies only to seasons of 24 or more, forecast a season ahead or more, whose oldest backtest origin leaves 80% of the series before it', () => {
     const opts = calibrationOptions(4, 24);
     const oldest = (n: number, h: number): number => Math.min(...calibrationOrigins(n, h, opts));
     assert.equal(NAIVE_BLEND_MIN_SHARE, 0.8);
     assert.equal(NAIVE_BLEND_MIN_SEASON, 24);
-    assert.ok(naiveBlendApplies(1000, 24, oldest(1000, 48)), '1,000 hourly points, horizon 48: oldest origin 904');
-    assert.ok(!naiveBlendApplies(400, 24, oldest(400, 48)), '400 points: oldest origin 304 < 320');
-    assert.ok(!naiveBlendApplies(1000, 1, oldest(1000, 48)), 'non-seasonal');
+    assert.ok(naiveBlendApplies(1000, 24, 48, oldest(1000, 48)), '1,000 hourly points, horizon 48: oldest origin 904');
+    assert.ok(naiveBlendApplies(1000, 24, 24, oldest(1000, 24)), 'horizon 24: one season');
+    assert.ok(!naiveBlendApplies(1000, 24, 12, oldest(1000, 12)), 'horizon 12: less than a season');
+    assert.ok(!naiveBlendApplies(400, 24, 48, oldest(400, 48)), '400 points: oldest origin 304 < 320');
+    assert.ok(!naiveBlendApplies(1000, 1, 48, oldest(1000, 48)), 'non-seasonal');
     const m3 = calibrationOptions(4, 12);
-    assert.ok(!naiveBlendApplies(126, 12, Math.min(...calibrationOrigins(126, 18, m3))), 'the longest M3 monthly series');
-    assert.ok(!naiveBlendApplies(144, 12, Math.min(...calibrationOrigins(144, 12, m3))), 'AirPassengers, horizon 12: monthly is not blended');
-    assert.ok(!naiveBlendApplies(2000, 7, 1900), 'daily data with a weekly season: not measured, not blended');
-    assert.ok(!naiveBlendApplies(10, 24, null), 'no backtest');
+    assert.ok(!naiveBlendApplies(126, 12, 18, Math.min(...calibrationOrigins(126, 18, m3))), 'the longest M3 monthly series');
+    assert.ok(!naiveBlendApplies(144, 12, 12, Math.min(...calibrationOrigins(144, 12, m3))), 'AirPassengers, horizon 12: monthly is not blended');
+    assert.ok(!naiveBlendApplies(2000, 7, 14, 1900), 'daily data with a weekly season: not measured, not blended');
+    assert.ok(!naiveBlendApplies(10, 24, 48, null), 'no backtest');
   });
 
   it('blends auto-ets on a long hourly series and forecasts the next two days better than auto-ets alone', async () => {
@@ -101,6 +103,8 @@ describe('seasonal-naive blend (ADR 0029)', () => {
     const [short] = await model('theta').forecast({ ...base, series: [y.slice(0, 300)] }, env);
     assert.equal(short!.info?.naiveBlend, undefined, '300 points, horizon 48: backtests see too little of the series');
     const [flat] = await model('theta').forecast({ ...base, seasonLength: 1 }, env);
+    const [near] = await model('theta').forecast({ ...base, horizon: 6 }, env);
+    assert.equal(near!.info?.naiveBlend, undefined, 'horizon 6: less than a season ahead');
     assert.equal(flat!.info?.naiveBlend, undefined);
     const [sn] = await model('seasonal-naive').forecast(base, env);
     assert.equal(sn!.info?.naiveBlend, undefined, 'the baselines are not blended');

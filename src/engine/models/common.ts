@@ -76,7 +76,7 @@ function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, options: Statis
     // (imputation's fits) skips its backtest refits, unless the seasonal-naive blend, which moves
     // the mean, applies (the same inputs always get the same mean).
     const opts = calibrationOptions(info.minPoints, seasonLength);
-    const blend = options.naiveBlend === true && naiveBlendApplies(y.length, seasonLength, oldestOrigin(y.length, job.horizon, opts));
+    const blend = options.naiveBlend === true && naiveBlendApplies(y.length, seasonLength, job.horizon, oldestOrigin(y.length, job.horizon, opts));
     if (job.quantileLevels.length > 0 || job.numSamples > 0 || blend) fc = calibrated(y, fc, fit, job.horizon, seasonLength, opts, blend);
   } catch (err) {
     if (err instanceof EngineError) throw err;
