@@ -19,6 +19,7 @@ import { thetaForecast } from '../src/engine/models/theta.ts';
 import { calibrationOrigins } from '../src/engine/stats/calibrate.ts';
 import { readEttColumns } from './lib/ett.ts';
 import { loadM3 } from './lib/m3.ts';
+import type { BlendSaved, BlendSeries } from './lib/naive-blend.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,15 +33,7 @@ const { values } = parseArgs({
 });
 const [part, parts] = values.part!.split('/').map(Number) as [number, number];
 
-interface Series {
-  id: string;
-  set: string;
-  m: number;
-  h: number;
-  y: number[];
-  actual: number[];
-}
-const series: Series[] = [];
+const series: BlendSeries[] = [];
 if (values.data === 'm3') {
   // --freq monthly --horizon 6: one frequency, a shorter horizon than the official (the test's first steps).
   for (const s of loadM3()) {
@@ -68,7 +61,7 @@ const fitters = {
 const fitter = fitters[values.model as keyof typeof fitters];
 if (!fitter) throw new Error(`--model: one of ${Object.keys(fitters).join(', ')}`);
 const minPoints = { 'auto-ets': 4, theta: 4, mstl: 4, 'auto-arima': 4 }[values.model as keyof typeof fitters];
-const out: unknown[] = [];
+const out: BlendSaved[] = [];
 const t0 = performance.now();
 series.forEach((s, k) => {
   if (k % parts !== part) return;

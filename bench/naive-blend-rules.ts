@@ -7,17 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { mase, smape } from './lib/m3.ts';
+import type { BlendSaved } from './lib/naive-blend.ts';
 
-interface Saved {
-  id: string;
-  set: string;
-  m: number;
-  h: number;
-  y: number[];
-  actual: number[];
-  mean: number[];
-  windows: { origin: number; mean: number[] }[];
-}
+type Saved = BlendSaved;
 const all: Saved[] = process.argv.slice(2).flatMap((f) => JSON.parse(readFileSync(f, 'utf8')) as Saved[]);
 
 function snaive(y: readonly number[], h: number, m: number): number[] {
