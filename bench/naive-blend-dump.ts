@@ -27,6 +27,8 @@ const { values } = parseArgs({
     data: { type: 'string', default: 'm3' },
     freq: { type: 'string' },
     horizon: { type: 'string' },
+    season: { type: 'string' },
+    context: { type: 'string' },
     part: { type: 'string', default: '0/1' },
     out: { type: 'string' },
   },
@@ -46,8 +48,14 @@ if (values.data === 'm3') {
   for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
     for (const col of readEttColumns(file)) {
       for (const [set, os] of Object.entries(origins)) {
+        // --season 168 --horizon 168 --context 2000: the weekly profile of hourly data.
         const h = values.horizon ? Number(values.horizon) : 48;
-        for (const o of os) series.push({ id: `${col.name}@${o}`, set, m: 24, h, y: col.values.slice(o - 1000, o), actual: col.values.slice(o, o + h) });
+        const m = values.season ? Number(values.season) : 24;
+        const n = values.context ? Number(values.context) : 1000;
+        for (const o of os) {
+          if (o - n < 0 || o + h > col.values.length) continue;
+          series.push({ id: `${col.name}@${o}`, set, m, h, y: col.values.slice(o - n, o), actual: col.values.slice(o, o + h) });
+        }
       }
     }
   }
