@@ -107,6 +107,16 @@ describe('the README walk-through', { skip: process.platform === 'win32' ? 'need
     const f = objectAt(stdout, '{"id":"fcst_');
     assert.equal(f.outputs[0].mean.length, 12);
   });
+
+  test('two runs in the same second each make their own key and forecast (key labels are unique)', async () => {
+    // The label was `laptop $(date +%s)`: two runs within one second asked for the same label, the
+    // second key creation got 409 and its forecast "The credential is unknown" (seen in CI).
+    const both = await Promise.all([runIt(), runIt()]);
+    for (const { stdout } of both) {
+      assert.doesNotMatch(stdout, /credential is unknown/);
+      assert.equal(objectAt(stdout, '{"id":"fcst_').outputs[0].mean.length, 12);
+    }
+  });
 });
 
 describe('README links', () => {
