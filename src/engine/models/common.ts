@@ -35,8 +35,9 @@ const COMMON_CAPABILITIES = ['quantiles', 'samples', 'missing_values', 'multivar
 
 export interface StatisticalOptions {
   /**
-   * Blend the forecast with seasonal naive by their backtest errors on long seasonal series
-   * (models/naive-blend.ts, ADR 0029). Every model but the random-walk baselines.
+   * Blend the forecast with seasonal naive by their backtest errors on long series with a season of
+   * 24 or more, forecast a season ahead or more (models/naive-blend.ts, ADR 0029). Every model but
+   * the random-walk baselines.
    */
   naiveBlend?: boolean;
 }
