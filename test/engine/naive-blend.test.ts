@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { etsForecast } from '../../src/engine/models/ets.ts';
+import { thetaForecast } from '../../src/engine/models/theta.ts';
 import { mixForecasts, NAIVE_BLEND_MIN_SEASON, NAIVE_BLEND_MIN_SHARE, naiveBlendApplies, naiveBlendWeight } from '../../src/engine/models/naive-blend.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
 import { calibrationOptions } from '../../src/engine/models/common.ts';
-import { calibrationOrigins } from '../../src/engine/stats/calibrate.ts';
+import { calibrationOrigins, factorFromWindows, windowsOf } from '../../src/engine/stats/calibrate.ts';
 import type { GaussianForecast } from '../../src/engine/stats/distribution.ts';
 import { gaussian, mulberry32 } from '../../src/engine/stats/prng.ts';
 import { seasonalNaiveForecast } from '../../src/engine/stats/random-walk.ts';
@@ -91,6 +92,37 @@ describe('seasonal-naive blend (ADR 0029)', () => {
       alone += actual.reduce((s, a, i) => s + Math.abs(a - own[i]!), 0);
     }
     assert.ok(blended < 0.9 * alone, `blended MAE ${blended / 144} vs auto-ets alone ${alone / 144}`);
+  });
+
+  it('takes the weight from the backtest refits and calibrates the blend, not the model alone', async () => {
+    // Recomputed here from the parts: theta refitted at the calibration's origins, seasonal naive
+    // from the same origins, inverse mean absolute errors, then the factor of the blended backtests.
+    const y = hourly(1000, 4);
+    const job: ForecastJob = { model: 'theta', series: [y], horizon: 48, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 24, seed: 1 };
+    const [fc] = await model('theta').forecast(job, env);
+    const info = fc!.info as { naiveBlend: { weight: number; modelMae: number; naiveMae: number }; calibration: { factor: number } };
+    const origins = calibrationOrigins(1000, 48, calibrationOptions(4, 24));
+    let em = 0;
+    let en = 0;
+    let k = 0;
+    const own = origins.map((o) => ({ origin: o, fc: thetaForecast(y.slice(0, o), { horizon: 48, seasonLength: 24 }) }));
+    const naive = origins.map((o) => ({ origin: o, fc: seasonalNaiveForecast(y.slice(0, o), { horizon: 48, seasonLength: 24 }) }));
+    own.forEach((b, j) => {
+      for (let t = 0; t < 48; t++) {
+        em += Math.abs(y[b.origin + t]! - b.fc.mean[t]!);
+        en += Math.abs(y[b.origin + t]! - naive[j]!.fc.mean[t]!);
+        k++;
+      }
+    });
+    close(info.naiveBlend.modelMae, em / k, 1e-5);
+    close(info.naiveBlend.naiveMae, en / k, 1e-5);
+    const w = k / em / (k / em + k / en);
+    close(info.naiveBlend.weight, w, 1e-5);
+    const blended = own.map((b, j) => ({ origin: b.origin, fc: mixForecasts(b.fc, naive[j]!.fc, w) }));
+    const factor = factorFromWindows(windowsOf(y, blended), 48)!.factor;
+    close(info.calibration.factor, factor, 1e-6);
+    const alone = factorFromWindows(windowsOf(y, own), 48)!.factor;
+    assert.ok(Math.abs(alone - factor) > 1e-3, 'the blend changes the factor, so this tells them apart');
   });
 
   it('gives the same mean with and without quantiles, and leaves short and non-seasonal series alone', async () => {

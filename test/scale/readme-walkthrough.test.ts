@@ -119,6 +119,34 @@ describe('the README walk-through', { skip: process.platform === 'win32' ? 'need
   });
 });
 
+describe("the walk-through's json helper", { skip: process.platform === 'win32' ? 'needs bash' : false }, () => {
+  // Its definition as the README writes it (the lines from `json() {` to the closing `}`).
+  const helper = (): string => {
+    const m = /^json\(\) \{[\s\S]*?"; \}$/m.exec(walkthrough());
+    assert.ok(m, 'the walk-through defines json()');
+    return m[0];
+  };
+  const json = (body: string, expr: string) =>
+    run('bash', ['-c', `${helper()}\nprintf '%s' "$BODY" | json "$EXPR"`], { env: { ...process.env, BODY: body, EXPR: expr } });
+
+  test('prints the field asked for', async () => {
+    assert.equal((await json('{"key":"tsfm_abc"}', 'b.key')).stdout.trim(), 'tsfm_abc');
+    assert.equal((await json('{"token":null}', 'b.token ?? ""')).stdout.trim(), '');
+  });
+
+  test("stops with the API's error when the field is missing (no silent 'undefined' two steps later)", async () => {
+    await assert.rejects(
+      json('{"error":"An API key with this label already exists","code":"conflict"}', 'b.key'),
+      (err: { code?: number; stdout?: string; stderr?: string }) => {
+        assert.equal(err.code, 1);
+        assert.equal(err.stdout, '');
+        assert.match(err.stderr ?? '', /An API key with this label already exists/);
+        return true;
+      },
+    );
+  });
+});
+
 describe('README links', () => {
   test('every relative link points at a file inside the repository', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');

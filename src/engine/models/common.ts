@@ -155,12 +155,13 @@ function calibrated(
   if (blend) {
     // The seasonal-naive blend (naive-blend.ts): the weight from the refits' errors, then the
     // forecast and every backtest forecast blended alike, so the factor calibrates the blend.
-    const w = naiveBlendWeight(y, own, naiveBacktests(y, own, seasonLength));
+    const naiveOwn = naiveBacktests(y, own, seasonLength);
+    const w = naiveBlendWeight(y, own, naiveOwn);
     if (w) {
-      const mix = (bt: readonly BacktestForecast[]): BacktestForecast[] =>
-        naiveBacktests(y, bt, seasonLength).map((sn, k) => ({ origin: sn.origin, fc: mixForecasts(bt[k]!.fc, sn.fc, w.weight) }));
-      own = mix(own);
-      again = mix(again);
+      const mix = (bt: readonly BacktestForecast[], naive: readonly BacktestForecast[]): BacktestForecast[] =>
+        bt.map((b, k) => ({ origin: b.origin, fc: mixForecasts(b.fc, naive[k]!.fc, w.weight) }));
+      own = mix(own, naiveOwn);
+      again = mix(again, naiveBacktests(y, again, seasonLength));
       fc = mixForecasts(fc, seasonalNaiveForecast(y, { horizon, seasonLength }), w.weight);
       const r = (v: number): number => Number(v.toPrecision(6));
       info = { ...info, naiveBlend: { weight: r(w.weight), modelMae: r(w.modelMae), naiveMae: r(w.naiveMae), windows: w.windows } };
