@@ -9,6 +9,7 @@ import { EngineError, type Engine, type EngineJob, type EngineOptionsPerJob, typ
 import { validateJob } from './validate.ts';
 import type { EncodedForecast } from './encode.ts';
 import type { WorkerResult, WorkerTask } from './worker.ts';
+import { runModel } from './magnitude.ts';
 
 export interface EngineOptions {
   /** Worker threads; defaults to os.availableParallelism(). */
@@ -321,7 +322,7 @@ export function createEngine(options: EngineOptions): Engine {
           return await inline(tenant, () => {
             startedAt = performance.now();
             if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
-            return impl.forecast(modelJob(job), env);
+            return runModel(impl, modelJob(job), env);
           });
         } catch (err) {
           if (err instanceof EngineError) throw err;

@@ -2,6 +2,7 @@ import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import { isWorkerThread, Piscina, workerData } from 'piscina';
 import { type EncodedForecast, encodedBuffers, encodeForecasts } from './encode.ts';
+import { runModel } from './magnitude.ts';
 import { MODEL_IMPLS } from './registry.ts';
 import { lowerThreadPriority } from './thread-priority.ts';
 import { EngineError, type EngineErrorKind, type EngineJob, type JobTiming, type ModelEnv, type ModelImpl, modelJob, type SeriesForecast } from './types.ts';
@@ -39,7 +40,7 @@ export function createTaskRunner(impls: readonly ModelImpl[]): (task: WorkerTask
       const impl = byId.get(job.model);
       if (!impl) throw new EngineError('unknown_model', `unknown model '${job.model}'`);
       // createEngine validated the job before sending it (validateJob): it is not checked twice.
-      const forecasts = await impl.forecast(job, env);
+      const forecasts = await runModel(impl, job, env);
       if (!job.encode) return { ok: true, forecasts, timing: timing(), heapBytes: getHeapStatistics().total_heap_size };
       // Written here, moved (not copied) to the thread serving HTTP.
       const encoded = encodeForecasts(job, forecasts);

@@ -343,6 +343,9 @@ export async function executeEnsemble(
   const req = plan.request;
   const season = plan.candidates[0]?.final.frequency?.seasonLength ?? 1;
   const dropped: string[] = [];
+  // Candidates whose run failed, and those of them refused for the input (422 from the engine).
+  let failed = 0;
+  const refused: ValidationFailure[] = [];
   const run = limiter(ENSEMBLE_JOBS_IN_FLIGHT);
   const ran = new Map<string, { final: ForecastResponse; backtests: ForecastResponse[] }>();
   const settled = await Promise.all(
@@ -359,6 +362,8 @@ export async function executeEnsemble(
           const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
           return { candidate: c, score, result: final as ForecastResponse };
         } catch (err) {
+          failed++;
+          if (err instanceof ValidationFailure) refused.push(err);
           dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
           return null;
         }
@@ -392,6 +397,8 @@ export async function executeEnsemble(
   }
   const evaluated = settled.filter((x): x is Evaluated => x !== null);
   if (evaluated.length === 0) {
+    // Every candidate refused the input itself (values past the double range, ...): the caller's 422.
+    if (failed > 0 && refused.length === failed) throw refused[0]!;
     throw new AppError('upstream_empty', `Every candidate failed: ${dropped.join('; ')}`);
   }
   evaluated.sort((a, b) => a.score - b.score || a.candidate.model.localeCompare(b.candidate.model));

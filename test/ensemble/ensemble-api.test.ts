@@ -144,6 +144,26 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     assert.equal(budget.status, 422);
   });
 
+  test('values near 1e300 are blended; values whose forecast passes the double range are a 422 naming the input, not a 502, and cost nothing', async () => {
+    const huge = await ensemble({
+      inputs: [{ target: seasonal.map((v) => v * 1e300) }],
+      parameters: { prediction_length: 4, frequency: 'MS' },
+      models: ['naive', 'theta'],
+    });
+    assert.equal(huge.status, 200, huge.text);
+    assert.ok(
+      huge.body.ensemble_result.outputs[0].mean.every((row: number[]) => row[0]! > 1e301),
+      JSON.stringify(huge.body.ensemble_result.outputs[0].mean),
+    );
+    const before = await balance();
+    const extreme = seasonal.map((_, i) => (i % 5 < 2 ? 1.7e308 : -1.7e308));
+    const r = await ensemble({ inputs: [{ target: extreme }], parameters: { prediction_length: 4, frequency: 'MS' }, models: ['naive', 'theta'] });
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 0, 'target']);
+    assert.match(r.body.detail[0].msg, /largest representable number/);
+    assert.equal(await balance(), before);
+  });
+
   test('without models: every available catalog model is a candidate', async () => {
     const r = await ensemble({ inputs: [{ target: seasonal }], parameters: { prediction_length: 3 }, max_models: 3 });
     assert.equal(r.status, 200, r.text);

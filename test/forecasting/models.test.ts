@@ -83,6 +83,40 @@ describe(`every built-in model answers /v1/forecast (${DB_KIND})`, () => {
     assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
   });
 
+  test('values near 1e300 are forecast by every model; values whose interval passes the double range are a 422 naming the input', async () => {
+    // Before src/engine/magnitude.ts, theta and combo answered 502 (their sums of squares
+    // overflowed) and the random walks' quantiles came back as nulls.
+    const huge = series.map((v) => v * 1e300);
+    for (const model of builtins) {
+      const r = await call(t, 'POST', '/v1/forecast', {
+        token: u.token,
+        body: { model, inputs: [{ target: huge }], parameters: { prediction_length: 6, frequency: 'MS' } },
+      });
+      assert.equal(r.status, 200, `${model}: ${r.text}`);
+      const out = r.body.outputs[0];
+      assert.ok(
+        out.mean.every((row: number[]) => Number.isFinite(row[0]) && row[0]! > 1e301),
+        `${model}: ${JSON.stringify(out.mean)}`,
+      );
+      assert.ok(
+        out.quantile_predictions.every((q: { values: number[][] }) => q.values.every((row) => Number.isFinite(row[0]))),
+        model,
+      );
+    }
+    const extreme = series.map((_, i) => (i % 5 < 2 ? 1.7e308 : -1.7e308));
+    for (const model of ['naive', 'theta']) {
+      const r = await call(t, 'POST', '/v1/forecast', {
+        token: u.token,
+        // Monthly: a season of 12, which the period-5 pattern does not repeat (with its own period
+        // detected, theta forecasts it exactly, with representable bounds).
+        body: { model, inputs: [{ target: series }, { target: extreme }], parameters: { prediction_length: 6, frequency: 'MS' } },
+      });
+      assert.equal(r.status, 422, `${model}: ${r.text}`);
+      assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target'], model);
+      assert.match(r.body.detail[0].msg, /largest representable number/, model);
+    }
+  });
+
   test('seasonal naive repeats the last season when the frequency gives the season', async () => {
     const r = await call(t, 'POST', '/v1/forecast', {
       token: u.token,

@@ -106,11 +106,18 @@ export function standardisedForward(rt: TtmRuntime, batch: PreparedBatch): { for
       }
     }
     const mean = sum / Math.max(n, 1);
+    // The deviations are divided by the largest one before squaring: a window whose spread is
+    // tiny next to its series' scale (runModel rescales by the whole series, src/engine/magnitude.ts)
+    // would otherwise square to zero and be treated as constant.
+    let far = 0;
+    for (let t = 0; t < TTM_CONTEXT; t++) {
+      if (observed[base + t]) far = Math.max(far, Math.abs(values[base + t]! - mean));
+    }
     let v = 0;
     for (let t = 0; t < TTM_CONTEXT; t++) {
-      if (observed[base + t]) v += (values[base + t]! - mean) ** 2;
+      if (observed[base + t] && far > 0) v += ((values[base + t]! - mean) / far) ** 2;
     }
-    const sd = Math.sqrt(v / Math.max(n, 1));
+    const sd = far * Math.sqrt(v / Math.max(n, 1));
     const sc = sd > 0 && Number.isFinite(sd) ? sd : 1;
     loc[i] = mean;
     spread[i] = sc;
