@@ -206,4 +206,13 @@ const NOTES = `## Notes
   the 35 "other" series of every 5th series) are 79.2-80.1% on all 174. auto-arima's sMAPE (13.59,
   R 13.60) is the same method as its previous row (13.54, an older run); its 292 s and the others'
   seconds are wall-clock on the 2-core machine, partly shared with test runs.
+- **Unit-free ETS** (2026-11-27, ADR 0030; \`--models auto-ets,mstl,combo --merge\`, 616 / 12 / 982 s):
+  auto-ets is now fitted to the series divided by its mean absolute value, so its forecast no longer
+  depends on the data's units (R's Nelder-Mead steps every parameter by a tenth of the largest, the
+  initial level among them). auto-ets 12.71 / 1.388 → 12.91 / 1.399 (yearly 16.44 → 16.61,
+  quarterly 9.31 → 9.55, monthly 13.84 → 14.06, other 4.36 → 4.35: still better than R's ets on
+  every frequency), mstl (whose trend is non-seasonal auto-ets) 13.60 / 1.439 → 13.31 / 1.412, combo
+  12.32 / 1.336 → 12.40 / 1.342. On 300-series subsets the two fittings trade places by up to 0.6
+  sMAPE (\`node bench/ets-units.ts --every 10 --offset 0|5\`: 12.40 → 12.53 and 12.78 → 12.17), the
+  size of the optimiser-path noise. Coverage: the same 30 of 32 cells in 77-83%.
 `;

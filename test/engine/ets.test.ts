@@ -127,7 +127,7 @@ describe("ETS port of R forecast's ets", () => {
       forms.map((x) => x.model),
       kept.map((k) => etsName(k.fit)),
     );
-    forms.forEach((x, k) => close(x.weight, kept[k]!.w / carried, 1e-9, `weight of ${x.model}`));
+    forms.forEach((x, k) => void close(x.weight, kept[k]!.w / carried, 1e-9, `weight of ${x.model}`));
     // Mean: the weighted mean of the forms' means; sd: the mixture's.
     const fcs = kept.map((k) => forecastEts(k.fit, 12));
     for (let h = 0; h < 12; h++) {
