@@ -64,12 +64,17 @@ const KNOWN = [
 /** Where an unknown field `key` (found at `path`) probably belongs, or null. */
 export function suggestField(key: string, path: readonly (string | number)[]): string | null {
   const k = key.toLowerCase();
-  const here = path.filter((p) => typeof p === 'string').join('.');
-  const habit = HABITS[k];
-  if (habit) return habit === here ? null : habit;
+  // The field's own place (`inputs.target` for inputs[0].target): a route whose schema does not
+  // take a field other routes take (impute has no `parameters`) must not answer "did you mean
+  // 'parameters'?" for `parameters`.
+  const self = [...path.filter((p) => typeof p === 'string'), k].join('.');
+  const elsewhere = (name: string): boolean => name.replaceAll('[]', '') !== self;
+  // Own keys only: `constructor` and the like are not habits (the fuzz test sends them).
+  const habit = Object.hasOwn(HABITS, k) ? HABITS[k] : undefined;
+  if (habit) return elsewhere(habit) ? habit : null;
   let best: string | null = null;
   let bestD = Number.POSITIVE_INFINITY;
-  for (const name of KNOWN) {
+  for (const name of KNOWN.filter(elsewhere)) {
     const leaf = name.split(/[.\]]/).at(-1) as string;
     const d = distance(k, leaf);
     if (d < bestD) {

@@ -140,6 +140,36 @@ describe("ETS port of R forecast's ets", () => {
     }
   });
 
+  it('every form, additive and multiplicative errors and seasons, is put back in the units of the data', () => {
+    // A fit to y·c is the fit to y with level, trend, additive season and additive errors times c,
+    // sigma^2 of additive errors times c^2, and the same forecast times c (variance times c^2).
+    const y = AIR.slice(0, 96);
+    const c = 1 / 7;
+    const specs = etsForms(y, 12).fits.map((f) => ({ error: f.error, trend: f.trend, season: f.season, damped: f.damped }));
+    assert.ok(specs.some((s) => s.error === 'A') && specs.some((s) => s.season === 'A'), 'additive forms are among them');
+    for (const spec of specs) {
+      const a = etsModel(y, 12, spec)!;
+      const b = etsModel(
+        y.map((v) => v * c),
+        12,
+        spec,
+      )!;
+      const name = etsName(a);
+      const rel = (x: number, want: number, what: string): void => close(x, want, 1e-9 * Math.max(1e-12, Math.abs(want)), `${name} ${what}`);
+      rel(b.alpha, a.alpha, 'alpha');
+      rel(b.sigma2, spec.error === 'A' ? a.sigma2 * c * c : a.sigma2, 'sigma2');
+      a.lastState.forEach((v, i) => void rel(b.lastState[i]!, i < (spec.trend === 'N' ? 1 : 2) || spec.season === 'A' ? v * c : v, `state ${i}`));
+      rel(b.residuals.at(-1)!, spec.error === 'A' ? a.residuals.at(-1)! * c : a.residuals.at(-1)!, 'last residual');
+      rel(b.aicc, a.aicc + 2 * y.length * Math.log(c), 'AICc');
+      const fa = forecastEts(a, 12);
+      const fb = forecastEts(b, 12);
+      for (let h = 0; h < 12; h++) {
+        rel(fb.mean[h]!, fa.mean[h]! * c, `mean ${h}`);
+        rel(fb.variance[h]!, fa.variance[h]! * c * c, `variance ${h}`);
+      }
+    }
+  });
+
   it("fits do not depend on the data's units: the series times 1000 or divided by 7 gives the forecast times 1000 or divided by 7", () => {
     // R's Nelder-Mead steps every parameter by a tenth of the largest one, the initial level among
     // them; fitted in the data's own units ('r') the forecast of AirPassengers in thousands moves.

@@ -53,6 +53,19 @@ describe(`a newcomer's mistakes get errors they can act on (${DB_KIND})`, () => 
     });
   }
 
+  test('a field another route takes is not suggested as itself (impute has no parameters)', async () => {
+    const r = await call(t, 'POST', '/v1/impute', { token: key, body: { inputs: [{ target: [1, null, 3, 4, 5, 6] }], parameters: { frequency: 'D' } } });
+    assert.equal(r.status, 422, r.text);
+    const d = first(r);
+    assert.deepEqual(d.loc, ['body', 'parameters']);
+    assert.equal(d.type, 'extra_forbidden');
+    // It said "Unknown field 'parameters'; did you mean 'parameters'?".
+    assert.doesNotMatch(d.msg, /did you mean 'parameters'/);
+    // A habit is still pointed where it belongs from a nested place.
+    const nested = await post({ model: 'echo-last', inputs: [{ target: SERIES, h: 3 }] });
+    assert.match(first(nested).msg, /did you mean 'parameters\.prediction_length'/);
+  });
+
   test('the aliases of the contract are still accepted', async () => {
     const r = await post({ model: 'echo-last', inputs: [{ target: SERIES, item_id: 'a' }], parameters: { freq: 'D', quantiles: [0.5], prediction_length: 2 } });
     assert.equal(r.status, 200, r.text);
