@@ -21,7 +21,7 @@ const HORIZON = 48;
 const M = 24;
 const CONTEXT = Number(values.context);
 const ORIGINS = Number(values.origins);
-const wanted = values.models?.split(',') ?? ['seasonal-naive', 'naive', 'theta', 'auto-ets', 'mstl', 'auto-arima', 'combo'];
+const wanted = values.models?.split(',') ?? ['seasonal-naive', 'naive', 'theta', 'auto-ets', 'mstl', 'auto-arima', 'ces', 'combo'];
 
 interface Case {
   id: string;

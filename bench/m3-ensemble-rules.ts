@@ -5,8 +5,9 @@
  * computed once through the engine and saved; rules are then scored on the same numbers in seconds.
  *   SHARED_DIR=/work/shared nice -n 10 node bench/m3-ensemble-rules.ts --every 10 --offset 0 --save /tmp/ens-e10-o0.json
  *   ... --from /tmp/ens-e10-o0.json          # re-score saved forecasts
- * Candidates: auto-ets, auto-arima, theta, mstl and combo (their default set; combo is the mean of
- * the first three, as the ensemble derives it). Point forecasts only (no interval calibration,
+ * Candidates: auto-ets, auto-arima, theta, mstl and combo (their default set before ces; combo is the
+ * mean of the first three, as the ensemble derives it); ces (added 2026-11-27, ADR 0031) is computed
+ * too and scored in the "with ces" rules (CANDIDATES6: the default candidates since then). Point forecasts only (no interval calibration,
  * which never moves the mean). Prints sMAPE / MASE per rule and frequency.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ const { values } = parseArgs({
 const every = Number(values.every);
 const offset = Number(values.offset);
 const series: M3Series[] = loadM3().filter((_, i) => i % every === offset);
-const MODELS = ['auto-ets', 'auto-arima', 'theta', 'mstl'] as const;
+const MODELS = ['auto-ets', 'auto-arima', 'theta', 'mstl', 'ces'] as const;
 const MAX_W = 3;
 
 /** Per series: heldOut, windows, and per model the final forecast and one backtest forecast per window (newest first). */
@@ -115,7 +116,14 @@ for (const c of cases) {
   c.final.combo = mean(['auto-ets', 'auto-arima', 'theta'].map((m) => c.final[m]!));
   c.backtests.combo = Array.from({ length: c.windows }, (_, k) => mean(['auto-ets', 'auto-arima', 'theta'].map((m) => c.backtests[m]![k]!)));
 }
+// combo with ces as a fourth member: tried in ADR 0031, not kept (no gain on all of M3).
+for (const c of cases) {
+  c.final.combo4 = mean(['auto-ets', 'auto-arima', 'theta', 'ces'].map((m) => c.final[m]!));
+  c.backtests.combo4 = Array.from({ length: c.windows }, (_, k) => mean(['auto-ets', 'auto-arima', 'theta', 'ces'].map((m) => c.backtests[m]![k]!)));
+}
 const CANDIDATES = ['auto-ets', 'auto-arima', 'theta', 'mstl', 'combo'];
+/** The default candidates had combo taken ces in (combo4: the mean of four; tried, not kept). */
+const NEW_DEFAULTS = ['auto-ets', 'auto-arima', 'theta', 'ces', 'mstl', 'combo4'];
 
 /** What a rule sees of one series: the final forecasts and the backtest sMAPE per window. */
 interface View {
@@ -128,14 +136,14 @@ interface View {
 }
 const views: View[] = series.map((s, i) => {
   const c = cases[i]!;
-  const err: Record<string, number[]> = Object.fromEntries(CANDIDATES.map((m) => [m, [] as number[]]));
+  const err: Record<string, number[]> = Object.fromEntries([...CANDIDATES, 'ces', 'combo4'].map((m) => [m, [] as number[]]));
   const snaive: number[] = [];
   for (let k = 0; k < c.windows; k++) {
     const end = s.train.length - k * c.heldOut;
     const train = s.train.slice(0, end - c.heldOut);
     const actual = s.train.slice(end - c.heldOut, end);
     snaive.push(backtestSmape(actual, seasonalNaive(train, c.heldOut, s.seasonality)));
-    for (const m of CANDIDATES) err[m]!.push(backtestSmape(actual, c.backtests[m]![k]!));
+    for (const m of [...CANDIDATES, 'ces', 'combo4']) err[m]!.push(backtestSmape(actual, c.backtests[m]![k]!));
   }
   return { s, c, err, snaive };
 });
@@ -283,6 +291,43 @@ for (const margin of [0, 0.1, 0.25]) {
     return blendOf(v, equal(keep.length > 0 ? keep : THREE));
   };
 }
+// With ces (the default candidates since it joined the catalog): a model unlike the other three.
+const CANDIDATES6 = [...CANDIDATES, 'ces'];
+const FOUR = [...THREE, 'ces'];
+for (const [label, w] of [
+  ['1 window', 1],
+  ['3 windows', MAX_W],
+] as const) {
+  EXTRA[`with ces: service rule, top 3 of 6 beating snaive (${label}), half 1/score half equal`] = (v) => {
+    const ms = ranked(v, beatSn(v, CANDIDATES6, w), w).slice(0, 3);
+    return blendOf(v, invShrunk(v, ms, 0.5, w));
+  };
+  EXTRA[`with ces: top 3 of 6 beating snaive (${label}), combo expanded, half 1/score`] = (v) => {
+    const ms = ranked(v, beatSn(v, CANDIDATES6, w), w).slice(0, 3);
+    return blendOf(v, expand(invShrunk(v, ms, 0.5, w)));
+  };
+  EXTRA[`with ces: top 4 of 6 beating snaive (${label}), half 1/score`] = (v) => {
+    const ms = ranked(v, beatSn(v, CANDIDATES6, w), w).slice(0, 4);
+    return blendOf(v, invShrunk(v, ms, 0.5, w));
+  };
+}
+for (const [label, w] of [
+  ['1 window', 1],
+  ['3 windows', MAX_W],
+] as const) {
+  EXTRA[`combo4 tried: service rule, top 3 beating snaive (${label}), half 1/score half equal`] = (v) => {
+    const ms = ranked(v, beatSn(v, NEW_DEFAULTS, w), w).slice(0, 3);
+    return blendOf(v, invShrunk(v, ms, 0.5, w));
+  };
+}
+EXTRA['combo4 tried: equal mean of all 6'] = (v) => blendOf(v, equal(NEW_DEFAULTS));
+EXTRA['combo4 tried: combo4 alone'] = (v) => v.c.final.combo4!;
+EXTRA['with ces: equal mean of ets, arima, theta, ces'] = (v) => blendOf(v, equal(FOUR));
+EXTRA['with ces: equal mean of all 6'] = (v) => blendOf(v, equal(CANDIDATES6));
+EXTRA['with ces: median of ets, arima, theta, ces (per step)'] = (v) => stepMedian(v, FOUR);
+EXTRA['with ces: (combo + ces) / 2'] = (v) => blendOf(v, { combo: 1, ces: 1 });
+EXTRA['with ces: equal mean of ets, arima, theta, ces, mstl'] = (v) => blendOf(v, equal([...FOUR, 'mstl']));
+EXTRA['with ces: four, inverse MSE 3w shrink 0.8'] = (v) => blendOf(v, invMse(v, FOUR, 0.8));
 for (const lambda of [0.5, 0.8]) {
   EXTRA[`top3 of 5 by 3w, inv sMAPE shrink ${lambda}, combo expanded`] = (v) => {
     const top = ranked(v, CANDIDATES).slice(0, 3);
@@ -294,7 +339,7 @@ const lines: string[] = [];
 lines.push(
   `${series.length} series (every ${every}th, offset ${offset}); windows: ${[1, 2, 3].map((w) => `${w}: ${cases.filter((c) => c.windows === w).length}`).join(', ')}`,
 );
-const singles: Record<string, (v: View) => number[]> = Object.fromEntries(CANDIDATES.map((m) => [`single: ${m}`, (v: View) => v.c.final[m]!]));
+const singles: Record<string, (v: View) => number[]> = Object.fromEntries([...CANDIDATES, 'ces'].map((m) => [`single: ${m}`, (v: View) => v.c.final[m]!]));
 for (const [name, rule] of Object.entries({ ...singles, ...RULES, ...EXTRA })) {
   const fc = views.map(rule);
   const row: Record<string, { smape: number; mase: number }> = {};

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import type { FitContext } from '../src/engine/models/common.ts';
 import { calibrationOptions, CALIBRATION_WINDOWS } from '../src/engine/models/common.ts';
 import { arimaForecast } from '../src/engine/models/arima.ts';
+import { cesForecast } from '../src/engine/models/ces.ts';
 import { comboForecast } from '../src/engine/models/combo.ts';
 import { etsForecast } from '../src/engine/models/ets.ts';
 import { mstlForecast } from '../src/engine/models/mstl.ts';
@@ -38,6 +39,7 @@ const FITTERS: Record<string, (y: readonly number[], ctx: FitContext) => Gaussia
   'auto-arima': arimaForecast,
   theta: (y, ctx) => thetaForecast(y, ctx),
   mstl: mstlForecast,
+  ces: (y, ctx) => cesForecast(y, ctx),
   combo: comboForecast,
 };
 

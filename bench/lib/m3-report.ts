@@ -164,6 +164,10 @@ const NOTES = `## Notes
   (2026-11-26, \`--models combo --merge\`, 1037 s): 12.32 / 1.336 (15.86 / 8.96 / 13.47 / 4.31), the
   best built-in, below the published Theta (12.76) and R's mean of ets and auto.arima (12.78).
   Its previous run (with the augurs ETS member) scored 12.36 / 1.334.
+- **ces** (R smooth's auto.ces, ported; ADR 0031) was added on 2026-11-27 (\`--models ces --merge\`,
+  41 s): 13.69 / 1.511, behind each of combo's members alone. combo with ces as a fourth member
+  was run too (1457 s) and scored 12.41 / 1.353 against the three-way mean's 12.40 / 1.342, so combo
+  stayed the mean of three; the combo row is the three-way mean's run.
 - **Intervals.** Since 2026-11-25 every statistical model's intervals are calibrated on backtests of
   the series itself (docs/models-statistical.md); runs before that have no coverage/WQL figures.
   On all of M3 (2026-11-26) the fast models were re-run for them (\`--models

@@ -1,4 +1,5 @@
 import { autoArima } from './models/arima.ts';
+import { ces } from './models/ces.ts';
 import { combo } from './models/combo.ts';
 import { autoEts } from './models/ets.ts';
 import { mstl } from './models/mstl.ts';
@@ -9,7 +10,7 @@ import { ONNX_MODELS } from './onnx/catalog.ts';
 import type { ModelImpl } from './types.ts';
 
 /** The built-in statistical models: no download, always available. */
-export const BUILTIN_MODELS: ModelImpl[] = [naive, seasonalNaive, drift, autoEts, autoArima, theta, mstl, combo];
+export const BUILTIN_MODELS: ModelImpl[] = [naive, seasonalNaive, drift, autoEts, autoArima, theta, ces, mstl, combo];
 
 /**
  * Every model the engine can run. Add a model by implementing ModelImpl in its own folder
