@@ -19,18 +19,56 @@ import { EngineError, type ForecastJob, type ModelEnv, type ModelImpl, type Seri
 export const MAGNITUDE_MAX = 2 ** 64;
 export const MAGNITUDE_MIN = 2 ** -64;
 
+/** The values a model computes safely with: series whose largest |value| is outside are rescaled. */
+export interface MagnitudeBand {
+  min: number;
+  max: number;
+}
+/** Models computing in doubles (every built-in statistical model). */
+export const FLOAT64_BAND: MagnitudeBand = { min: MAGNITUDE_MIN, max: MAGNITUDE_MAX };
 /**
- * The power of two that brings the largest absolute finite value into [0.5, 1) when it is out of
- * range ([1, 2) past 2^1023, the largest power of two a double holds); else 1.
+ * Models computing in float32 (ONNX graphs): their scalers square the inputs, and float32 holds
+ * squares only up to 2^128 (3.4e38) and down to 2^-126, so a sum of 1,000 squares overflowed from
+ * about 1e17 and values under about 1e-19 squared to nothing (test/engine/magnitude.test.ts).
+ * Inside 2^±32 the squares of a 16,384-point context stay normal with a margin of 2^50.
  */
-export function magnitudeScale(y: ArrayLike<number>): number {
+export const FLOAT32_BAND: MagnitudeBand = { min: 2 ** -32, max: 2 ** 32 };
+
+/** The largest absolute finite value (0 when none). */
+function maxAbs(y: ArrayLike<number>): number {
   let max = 0;
   for (let i = 0; i < y.length; i++) {
     const v = Math.abs(y[i]!);
     if (Number.isFinite(v) && v > max) max = v;
   }
-  if (max === 0 || (max <= MAGNITUDE_MAX && max >= MAGNITUDE_MIN)) return 1;
+  return max;
+}
+
+/** The power of two for a largest |value| of `max` (see magnitudeScale). */
+function scaleFor(max: number, band: MagnitudeBand): number {
+  if (max === 0 || (max <= band.max && max >= band.min)) return 1;
   return 2 ** Math.min(Math.floor(Math.log2(max)) + 1, 1023);
+}
+
+/**
+ * The power of two that brings the largest absolute finite value into [0.5, 1) when it is out of
+ * the band ([1, 2) past 2^1023, the largest power of two a double holds); else 1.
+ */
+export function magnitudeScale(y: ArrayLike<number>, band: MagnitudeBand = FLOAT64_BAND): number {
+  return scaleFor(maxAbs(y), band);
+}
+
+/**
+ * One scale per series. Series forecast together (`groupIds`: a multivariate model relates them)
+ * share their group's scale, the one of the group's largest value, so that their ratios are kept.
+ */
+export function jobScales(job: ForecastJob, band: MagnitudeBand = FLOAT64_BAND): number[] {
+  const maxima = job.series.map((s) => maxAbs(s));
+  const groups = job.groupIds;
+  if (!groups || groups.length !== maxima.length) return maxima.map((m) => scaleFor(m, band));
+  const groupMax = new Map<number, number>();
+  groups.forEach((g, i) => void groupMax.set(g, Math.max(groupMax.get(g) ?? 0, maxima[i]!)));
+  return groups.map((g) => scaleFor(groupMax.get(g)!, band));
 }
 
 const allFinite = (rows: readonly (readonly number[])[]): boolean => rows.every((row) => row.every((v) => Number.isFinite(v)));
@@ -41,7 +79,7 @@ const allFinite = (rows: readonly (readonly number[])[]): boolean => rows.every(
  * for ordinary values failed ('failed'); for rescaled values the input is out of range ('bad_input').
  */
 export async function runModel(impl: ModelImpl, job: ForecastJob, env: ModelEnv): Promise<SeriesForecast[]> {
-  const scales = job.series.map((s) => magnitudeScale(s));
+  const scales = jobScales(job, impl.magnitude ?? FLOAT64_BAND);
   const scaled = scales.some((s) => s !== 1);
   const run = scaled ? { ...job, series: job.series.map((s, i) => (scales[i] === 1 ? s : s.map((v) => v / scales[i]!))) } : job;
   const forecasts = await impl.forecast(run, env);

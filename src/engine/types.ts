@@ -193,5 +193,10 @@ export interface ModelImpl {
   info: Omit<ModelInfo, 'available' | 'unavailableReason'>;
   /** Weights to download; absent for models that need none. */
   files?: ModelFiles;
+  /**
+   * The magnitudes the model computes safely with (src/engine/magnitude.ts): runModel rescales a
+   * series (by a power of two, exactly) whose largest |value| is outside. Default: doubles' band.
+   */
+  magnitude?: { min: number; max: number };
   forecast(job: ForecastJob, env: ModelEnv): SeriesForecast[] | Promise<SeriesForecast[]>;
 }

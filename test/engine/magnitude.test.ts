@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAGNITUDE_MAX, MAGNITUDE_MIN, magnitudeScale, runModel } from '../../src/engine/magnitude.ts';
+import { FLOAT32_BAND, jobScales, MAGNITUDE_MAX, MAGNITUDE_MIN, magnitudeScale, runModel } from '../../src/engine/magnitude.ts';
+import { releaseSessions } from '../../src/engine/onnx/session.ts';
 import { ttmR2 } from '../../src/engine/neural/ttm/model.ts';
 import { BUILTIN_MODELS } from '../../src/engine/registry.ts';
 import { EngineError, type ForecastJob, type ModelImpl } from '../../src/engine/types.ts';
+import { CHRONOS2_LEVELS, catalogModel, installGraph, tempModelsDir } from './onnx-helpers.ts';
 import { modelsDir, skipWithoutWeights } from './ttm-fixtures.ts';
 
 const env = { modelsDir: '/nonexistent', threads: 1 };
@@ -107,5 +109,49 @@ describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
     const spikedEarly = hourly.map((v, t) => (t === 5 ? 1e300 : v));
     const spiked = (await runModel(ttmR2, { ...ttmJob(spikedEarly), quantileLevels: [] }, ttmEnv))[0]!;
     plain.mean.forEach((v, h) => void relClose(spiked.mean[h]!, v, 1e-6, `ttm with an old spike, mean ${h}`));
+  });
+
+  it('float32 graphs: a scaler that squares its inputs does not overflow from 5e18 (the float32 band)', async () => {
+    // A Chronos-2-contract graph whose every quantile is the root mean square of the context, squared
+    // in float32 as the exports' scalers do: 20 values of 1e19 square past float32's 3.4e38.
+    const model = catalogModel('sktime/chronos2-onnx');
+    const { env: onnxEnv, cleanup } = await tempModelsDir();
+    try {
+      await installGraph(onnxEnv, model, {
+        contextLength: 2048,
+        idInput: { name: 'group_ids' },
+        horizon: 64,
+        offsets: CHRONOS2_LEVELS.map(() => 0),
+        base: 'rms',
+      });
+      const j = (series: number[][], groupIds?: number[]): ForecastJob => ({
+        ...job(model.info.id, series[0]!, { seasonLength: null, numSamples: 0, horizon: 4 }),
+        series,
+        ...(groupIds ? { groupIds } : {}),
+      });
+      const flat = (v: number): number[] => new Array<number>(20).fill(v);
+      // Without the band (the doubles' one, as before) the graph answers Infinity for values inside
+      // the doubles' band (2^64 is 1.8e19): a model failure, a 502, caused by the input alone.
+      const unbanded: ModelImpl = { ...model, magnitude: undefined };
+      for (const v of [5e18, 1e19]) {
+        await assert.rejects(runModel(unbanded, j([flat(v)]), onnxEnv), (err: unknown) => err instanceof EngineError && err.kind === 'failed');
+      }
+      // With it: rescaled by a power of two, forecast, multiplied back.
+      for (const v of [1e19, 5e18, 5e9, 3e-11, 1e-25]) {
+        const out = (await runModel(model, j([flat(v)]), onnxEnv))[0]!;
+        assert.equal(typeof out.info?.scaledBy, 'number', String(v));
+        out.mean.forEach((m, h) => void relClose(m, v, 1e-6, `rms of ${v}, step ${h}`));
+      }
+      // Ordinary values are not touched.
+      const plain = (await runModel(model, j([flat(1234.5)]), onnxEnv))[0]!;
+      assert.equal(plain.info?.scaledBy, undefined);
+      relClose(plain.mean[0]!, 1234.5, 1e-6, 'plain');
+      // Series forecast together share their group's scale, so a multivariate model sees their ratios.
+      assert.deepEqual(jobScales(j([flat(1e19), flat(1), flat(3)], [0, 0, 1]), FLOAT32_BAND), [2 ** 64, 2 ** 64, 1]);
+      assert.deepEqual(jobScales(j([flat(1e19), flat(1)]), FLOAT32_BAND), [2 ** 64, 1]);
+    } finally {
+      await releaseSessions();
+      await cleanup();
+    }
   });
 });

@@ -139,7 +139,7 @@ class GraphBuilder {
   }
 }
 
-export type Base = 'nanmean' | 'last' | 'group_nanmean';
+export type Base = 'nanmean' | 'last' | 'group_nanmean' | 'rms';
 
 /**
  * A graph that follows one export's contract and computes something checkable:
@@ -147,8 +147,9 @@ export type Base = 'nanmean' | 'last' | 'group_nanmean';
  *   out[b, h, k] = base[b] + meanWeight * mean(context[b]) + stepSlope * (h + 1) + offsets[k]
  *
  * base is the mean of the finite values of the row (`nanmean`), the row's last value
- * (`last`), or the mean of `nanmean` over all rows sharing the row's id (`group_nanmean`,
- * needs `idInput`). `mean(context)` is a plain mean, so NaN or padding shows in it. With
+ * (`last`), the mean of `nanmean` over all rows sharing the row's id (`group_nanmean`,
+ * needs `idInput`), or the root mean square of the finite values (`rms`: squares in float32, as
+ * the exports' scalers compute them). `mean(context)` is a plain mean, so NaN or padding shows in it. With
  * `offsets` null the output is [B, H] (a point forecast).
  */
 export interface GraphSpec {
@@ -183,6 +184,9 @@ export function buildGraph(spec: GraphSpec): Uint8Array {
     base = g.op('Slice', [ctx, g.ints([-1]), g.ints([spec.contextLength]), axis1]);
   } else if (spec.base === 'nanmean') {
     base = rowNanMean;
+  } else if (spec.base === 'rms') {
+    const sumSq = g.op('ReduceSum', [g.op('Mul', [filled, filled]), axis1], { keepdims: 1 });
+    base = g.op('Sqrt', [g.op('Div', [sumSq, rowCount])]);
   } else {
     if (!spec.idInput) throw new Error('group_nanmean needs an id input');
     const ids = spec.idInput.name;

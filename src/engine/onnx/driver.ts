@@ -1,4 +1,5 @@
 import { EngineError, type ForecastJob, type ModelEnv, type ModelFiles, type ModelImpl, type SeriesForecast } from '../types.ts';
+import { FLOAT32_BAND } from '../magnitude.ts';
 import { backtestOrigins, type BacktestPlan, conformalSpread } from '../conformal.ts';
 import { countFinite, prepareContext, type PreparedContext } from './prepare.ts';
 import { checkLevels, samplePaths, sortSmall, valueAtLevel } from './quantiles.ts';
@@ -19,6 +20,8 @@ export function onnxModel(def: OnnxModelDefinition): ModelImpl {
   return {
     info: def.info,
     files: def.files,
+    // The graphs compute in float32: their scalers' squares overflow long before the doubles' band.
+    magnitude: FLOAT32_BAND,
     forecast: (job, env) => forecastWithGraph(def, job, env),
   };
 }
