@@ -7,7 +7,8 @@
  *   ... --from /tmp/ens-e10-o0.json          # re-score saved forecasts
  * Candidates: auto-ets, auto-arima, theta, mstl and combo (their default set before ces; combo is the
  * mean of the first three, as the ensemble derives it); ces (added 2026-11-27, ADR 0031) is computed
- * too and scored in the "with ces" rules (CANDIDATES6: the default candidates since then). Point forecasts only (no interval calibration,
+ * too and scored in the "with ces" rules (CANDIDATES6; on all of M3 ces made the default ensemble
+ * worse, so it stayed out of the default candidates). Point forecasts only (no interval calibration,
  * which never moves the mean). Prints sMAPE / MASE per rule and frequency.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -15,6 +15,13 @@ import { mase, smape, weightedQuantileLoss } from './metrics.ts';
 import type { EnsembleRequestT, EnsembleResponse } from './schemas.ts';
 
 const BASELINE_FAMILIES = new Set(['random walk']);
+/**
+ * Models left out of the default candidates for what they measurably did to the default ensemble,
+ * with the reason the filters report. ces: on all of M3 the default ensemble with it scored 12.70 /
+ * 1.401 sMAPE / MASE at 10 credits per series, against 12.63 / 1.379 at 8 without it (ADR 0031,
+ * bench/results/m3-ensemble-with-ces.md).
+ */
+const NOT_DEFAULT: ReadonlyMap<string, string> = new Map([['ces', 'on M3 it made the default ensemble worse and costlier']]);
 
 /** Levels the crps score is computed on (deciles), whatever the request asks for. */
 const CRPS_LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -139,6 +146,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
       // Benchmark baselines (naive, seasonal naive, drift) are yardsticks, not blend material:
       // on M3 they lower the blend's accuracy (bench/results/m3-ensemble.md). Name them to use them.
       if (BASELINE_FAMILIES.has(m.family)) filters.push(`${m.id}: baseline, not a default candidate (list it in models to include it)`);
+      else if (NOT_DEFAULT.has(m.id)) filters.push(`${m.id}: not a default candidate (${NOT_DEFAULT.get(m.id)}; list it in models to include it)`);
       // A model that would pad these inputs up to its context (TinyTimeMixer under 512 points) runs them
       // less accurately and at a neural price: named, it runs; by default it is left out.
       else if (m.padded_below !== null && shortest - windows * heldOut < m.padded_below)

@@ -172,6 +172,12 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     // baselines are yardsticks: not default candidates, and the filter says so
     assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('naive'));
     assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('naive: baseline')));
+    // ces is left out of the defaults for what it did to the ensemble on M3 (ADR 0031), and named it runs
+    assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('ces'));
+    assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('ces: not a default candidate')));
+    const named = await ensemble({ inputs: [{ target: seasonal }], parameters: { prediction_length: 3 }, models: ['ces', 'theta'] });
+    assert.equal(named.status, 200, named.text);
+    assert.deepEqual([...named.body.ensemble_metadata.models_evaluated].sort(), ['ces', 'theta']);
   });
 
   test('combo beside its three members is their average, not run again and not charged; without them it runs', async () => {
