@@ -149,6 +149,12 @@ describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
       // Series forecast together share their group's scale, so a multivariate model sees their ratios.
       assert.deepEqual(jobScales(j([flat(1e19), flat(1), flat(3)], [0, 0, 1]), FLOAT32_BAND), [2 ** 64, 2 ** 64, 1]);
       assert.deepEqual(jobScales(j([flat(1e19), flat(1)]), FLOAT32_BAND), [2 ** 64, 1]);
+      const grouped = await runModel(model, j([flat(1e19), flat(1e10)], [0, 0]), onnxEnv);
+      assert.deepEqual(
+        grouped.map((f) => f.info?.scaledBy),
+        [2 ** 64, 2 ** 64],
+      );
+      relClose(grouped[1]!.mean[0]!, 1e10, 1e-6, 'grouped series keeps its value');
     } finally {
       await releaseSessions();
       await cleanup();

@@ -1,7 +1,7 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
 import { autoCes, type CesFit, type CesSeasonality, cesFormsFor, forecastCes } from '../stats/ces.ts';
 import { isConstant } from '../stats/unitroot.ts';
-import { statisticalModel, type FitContext } from './common.ts';
+import { constantForecast, statisticalModel, type FitContext } from './common.ts';
 import { naiveForecast } from './simple.ts';
 
 /**
@@ -11,10 +11,7 @@ import { naiveForecast } from './simple.ts';
  */
 export function cesForecast(y: readonly number[], ctx: FitContext, forms?: readonly CesSeasonality[]): GaussianForecast {
   const n = y.length;
-  if (isConstant(y)) {
-    const zero = new Array<number>(ctx.horizon).fill(0);
-    return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' }, fitted: y.slice() };
-  }
+  if (isConstant(y)) return constantForecast(y, ctx.horizon);
   const m = ctx.seasonLength;
   const found = autoCes(y, m, forms ?? cesFormsFor(n, m));
   if (!found) {

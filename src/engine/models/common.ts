@@ -22,6 +22,12 @@ export interface FitContext {
   seasonLength: number;
 }
 
+/** A constant series forecast as that constant, with zero width (ETS and CES; their fits need a spread). */
+export function constantForecast(y: readonly number[], horizon: number): GaussianForecast {
+  const zero = new Array<number>(horizon).fill(0);
+  return { mean: new Array<number>(horizon).fill(y[y.length - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' }, fitted: y.slice() };
+}
+
 /** Fits one clean series (no NaN, at least minPoints values) and forecasts it. */
 export type SeriesFitter = (y: number[], ctx: FitContext) => GaussianForecast;
 

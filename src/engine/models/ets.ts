@@ -1,7 +1,7 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
 import { akaikeWeights, type EtsFit, etsForms, etsModel, etsName, forecastEts } from '../stats/ets.ts';
 import { isConstant } from '../stats/unitroot.ts';
-import { statisticalModel, type FitContext } from './common.ts';
+import { constantForecast, statisticalModel, type FitContext } from './common.ts';
 import { naiveForecast } from './simple.ts';
 
 /**
@@ -27,10 +27,7 @@ interface Member {
  */
 export function etsForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
   const n = y.length;
-  if (isConstant(y)) {
-    const zero = new Array<number>(ctx.horizon).fill(0);
-    return { mean: new Array<number>(ctx.horizon).fill(y[n - 1]!), sdLow: zero, sdHigh: zero.slice(), info: { model: 'constant' }, fitted: y.slice() };
-  }
+  if (isConstant(y)) return constantForecast(y, ctx.horizon);
   const found = n > 6 ? etsForms(y, ctx.seasonLength) : null;
   const members = found ? keptMembers(found.fits) : [];
   if (!found || members.length === 0) return etsFallback(y, ctx);

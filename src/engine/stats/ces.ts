@@ -1,4 +1,5 @@
 import { nelderMead } from './optim.ts';
+import { timeLine } from './regression.ts';
 
 /**
  * Complex exponential smoothing (CES) of Svetunkov, Kourentzes & Ord (2022), "Complex exponential
@@ -127,25 +128,11 @@ export function spectralRadius(M: readonly (readonly number[])[]): number {
  */
 export function globalSeason(y: readonly number[], m: number): number[] {
   const n = y.length;
-  let st = 0;
-  let sy = 0;
-  for (let t = 0; t < n; t++) {
-    st += t + 1;
-    sy += y[t]!;
-  }
-  const tBar = st / n;
-  const yBar = sy / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let t = 0; t < n; t++) {
-    sxy += (t + 1 - tBar) * (y[t]! - yBar);
-    sxx += (t + 1 - tBar) ** 2;
-  }
-  const slope = sxx > 0 ? sxy / sxx : 0;
+  const { intercept, slope } = timeLine(y);
   const sums = new Array<number>(m).fill(0);
   const counts = new Array<number>(m).fill(0);
   for (let t = 0; t < n; t++) {
-    sums[t % m]! += y[t]! - (yBar + slope * (t + 1 - tBar));
+    sums[t % m]! += y[t]! - (intercept + slope * (t + 1));
     counts[t % m]! += 1;
   }
   const figure = sums.map((s, j) => (counts[j]! > 0 ? s / counts[j]! : 0));
@@ -269,7 +256,7 @@ export interface CesFit {
   /** Parameters counted by the information criteria: B and the scale. */
   k: number;
   aicc: number;
-  /** ML variance SSE / n and the unbiased SSE / (n - k). */
+  /** The one-step error variance SSE / (n - k), the forecast variances' scale. */
   sigma2: number;
   fitted: number[];
   errors: number[];

@@ -1,3 +1,4 @@
+import { timeLine } from './regression.ts';
 import { polyRoots } from './arima-core.ts';
 import { nmmin } from './nmmin.ts';
 import { seasonalFigure } from './season.ts';
@@ -157,22 +158,9 @@ export function initState(y: readonly number[], trend: TrendType, season: Season
     return [l0, ...initSeas];
   }
   // Simple linear regression on the seasonally adjusted data (R's lsfit).
-  let sx = 0;
-  let sy = 0;
-  for (let i = 0; i < maxn; i++) {
-    sx += i + 1;
-    sy += ysa[i]!;
-  }
-  const mx = sx / maxn;
-  const my = sy / maxn;
-  let sxx = 0;
-  let sxy = 0;
-  for (let i = 0; i < maxn; i++) {
-    sxx += (i + 1 - mx) ** 2;
-    sxy += (i + 1 - mx) * (ysa[i]! - my);
-  }
-  let b0 = sxx > 0 ? sxy / sxx : 0;
-  let l0 = my - b0 * mx;
+  const line = timeLine(ysa, maxn);
+  let b0 = line.slope;
+  let l0 = line.intercept;
   if (Math.abs(l0 + b0) < 1e-8) {
     l0 *= 1 + 1e-3;
     b0 *= 1 - 1e-3;
