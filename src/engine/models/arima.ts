@@ -82,6 +82,7 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
 export const autoArima = statisticalModel(
   {
     id: 'auto-arima',
+    license: 'GPL-3.0-only',
     name: 'AutoARIMA',
     family: 'ARIMA',
     description:

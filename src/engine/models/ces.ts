@@ -53,6 +53,7 @@ function cesResult(fit: CesFit, ctx: FitContext, tried: number): GaussianForecas
 export const ces = statisticalModel(
   {
     id: 'ces',
+    license: 'LGPL-2.1-only',
     name: 'AutoCES (complex exponential smoothing)',
     family: 'exponential smoothing',
     description:

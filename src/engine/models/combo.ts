@@ -61,6 +61,7 @@ function average(members: GaussianForecast[], ctx: FitContext): GaussianForecast
 export const combo = statisticalModel(
   {
     id: 'combo',
+    license: 'GPL-3.0-only',
     name: 'ETS + ARIMA + Theta combination',
     family: 'combination',
     description: 'Mean of the AutoETS, AutoARIMA and Theta forecasts: slower than each, usually more accurate than any.',

@@ -33,9 +33,9 @@ export type SeriesFitter = (y: number[], ctx: FitContext) => GaussianForecast;
 
 export type StatisticalInfo = Omit<
   ModelInfo,
-  'available' | 'unavailableReason' | 'provider' | 'kind' | 'supportedTasks' | 'maxContextLength' | 'contextLength' | 'maxHorizon' | 'license'
+  'available' | 'unavailableReason' | 'provider' | 'kind' | 'supportedTasks' | 'maxContextLength' | 'contextLength' | 'maxHorizon'
 > &
-  Partial<Pick<ModelInfo, 'contextLength' | 'maxContextLength' | 'maxHorizon' | 'license'>>;
+  Partial<Pick<ModelInfo, 'contextLength' | 'maxContextLength' | 'maxHorizon'>>;
 
 const COMMON_CAPABILITIES = ['quantiles', 'samples', 'missing_values', 'multivariate'];
 
@@ -57,7 +57,6 @@ export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter, optio
     provider: 'builtin',
     kind: 'statistical',
     supportedTasks: ['forecast'],
-    license: 'MIT',
     contextLength: 2048,
     maxContextLength: 100_000,
     maxHorizon: null,

@@ -138,6 +138,7 @@ function etsResult(y: readonly number[], members: readonly Member[], ctx: FitCon
 export const autoEts = statisticalModel(
   {
     id: 'auto-ets',
+    license: 'GPL-3.0-only',
     name: 'AutoETS',
     family: 'exponential smoothing',
     description:

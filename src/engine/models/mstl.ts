@@ -60,6 +60,7 @@ export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianFor
 export const mstl = statisticalModel(
   {
     id: 'mstl',
+    license: 'GPL-3.0-only',
     name: 'MSTL',
     family: 'decomposition',
     description:

@@ -7,6 +7,7 @@ export { driftForecast, naiveForecast, seasonalNaiveForecast };
 export const naive = statisticalModel(
   {
     id: 'naive',
+    license: 'MIT',
     name: 'Naive',
     family: 'random walk',
     description: 'Repeats the last observation. The baseline every model must beat.',
@@ -20,6 +21,7 @@ export const naive = statisticalModel(
 export const seasonalNaive = statisticalModel(
   {
     id: 'seasonal-naive',
+    license: 'MIT',
     name: 'Seasonal naive',
     family: 'random walk',
     description: 'Repeats the last observed season; falls back to naive when the series is shorter than a season.',
@@ -33,6 +35,7 @@ export const seasonalNaive = statisticalModel(
 export const drift = statisticalModel(
   {
     id: 'drift',
+    license: 'MIT',
     name: 'Random walk with drift',
     family: 'random walk',
     description: 'Extends the line from the first to the last observation; strong on short yearly series.',

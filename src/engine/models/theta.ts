@@ -153,6 +153,7 @@ export function thetaForecast(y: readonly number[], ctx: FitContext, types: read
 export const theta = statisticalModel(
   {
     id: 'theta',
+    license: 'MIT',
     name: 'Theta (AutoTheta: standard and dynamic optimised theta)',
     family: 'theta',
     description:
