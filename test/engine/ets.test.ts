@@ -465,4 +465,18 @@ describe('non-negative data, MSTL periods', () => {
     const mae = fc.mean.slice(0, 24).reduce((s, v, h) => s + Math.abs(v - last[h]!), 0) / 24;
     assert.ok(mae < 10, `forecast follows the daily cycle (${mae})`);
   });
+  it('MSTL decomposes only seasons that pass the seasonal test (ADR 0034)', () => {
+    const z = gaussian(mulberry32(5));
+    // Noise around a level given a weekly season it does not have: no STL component, plain ETS.
+    // (A random walk passes thetaf's test, its autocorrelation being high at every lag.)
+    const noise = Array.from({ length: 400 }, () => 100 + z());
+    const flat = mstlForecast(noise, { horizon: 14, seasonLength: 7 });
+    assert.deepEqual(flat.info.periods, []);
+    assert.deepEqual(flat.info.periodsRejected, [7]);
+    assert.match(String(flat.info.fallback), /no season passes the seasonal test/);
+    const week = Array.from({ length: 400 }, (_, t) => 100 + [5, 9, 1, 0, 3, 12, 7][t % 7]! + 0.3 * z());
+    const seasonal = mstlForecast(week, { horizon: 14, seasonLength: 7 });
+    assert.deepEqual(seasonal.info.periods, [7]);
+    assert.equal(seasonal.info.periodsRejected, undefined);
+  });
 });

@@ -1,5 +1,5 @@
 import type { GaussianForecast } from '../stats/distribution.ts';
-import { detectSeasonLengths } from '../stats/season.ts';
+import { detectSeasonLengths, isSeasonal } from '../stats/season.ts';
 import { stl } from '../stats/unitroot.ts';
 import { statisticalModel, type FitContext } from './common.ts';
 import { etsForecast } from './ets.ts';
@@ -12,7 +12,8 @@ import { etsForecast } from './ets.ts';
  * simple, Holt and damped Holt with additive or multiplicative errors, so a long series' local
  * trend is damped rather than run on for hundreds of steps) and each seasonal component is
  * continued by repeating its last cycle. Periods: see `mstlPeriods`; each needs at least two full cycles
- * in the data (R keeps periods below n/2).
+ * in the data (R keeps periods below n/2) and, unlike R's mstl, must pass thetaf's seasonal test
+ * (`isSeasonal`, ADR 0034).
  * With none it is non-seasonal auto-ets. Intervals: the ETS model's, seasons taken as known.
  */
 /**
@@ -31,10 +32,16 @@ export function mstlPeriods(y: readonly number[], seasonLength: number): number[
 
 export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianForecast {
   const n = y.length;
-  const usable = mstlPeriods(y, ctx.seasonLength).filter((p) => n >= 2 * p + 1);
+  const long = mstlPeriods(y, ctx.seasonLength).filter((p) => n >= 2 * p + 1);
+  // thetaf's seasonal test (ADR 0034): STL fits a seasonal component to any period it is given,
+  // and one fitted to a season the data do not have is noise repeated into the forecast.
+  const usable = long.filter((p) => isSeasonal(y, p));
+  const rejected = long.filter((p) => !usable.includes(p));
   if (usable.length === 0) {
     const fc = etsForecast(y, { ...ctx, seasonLength: 1 });
-    return { ...fc, info: { ...fc.info, periods: [], fallback: 'auto-ets: no season with two full cycles' } };
+    const fallback =
+      long.length === 0 ? 'auto-ets: no season with two full cycles' : `auto-ets: no season passes the seasonal test (${rejected.join(', ')} tested)`;
+    return { ...fc, info: { ...fc.info, periods: [], ...(rejected.length > 0 ? { periodsRejected: rejected } : {}), fallback } };
   }
   const seas = usable.map(() => new Array<number>(n).fill(0));
   let deseas = y.slice();
@@ -54,7 +61,12 @@ export function mstlForecast(y: readonly number[], ctx: FitContext): GaussianFor
     });
     return s;
   });
-  return { mean, sdLow: trendFc.sdLow, sdHigh: trendFc.sdHigh, info: { periods: usable, trendModel: trendFc.info.model ?? trendFc.info.fallback } };
+  return {
+    mean,
+    sdLow: trendFc.sdLow,
+    sdHigh: trendFc.sdHigh,
+    info: { periods: usable, ...(rejected.length > 0 ? { periodsRejected: rejected } : {}), trendModel: trendFc.info.model ?? trendFc.info.fallback },
+  };
 }
 
 export const mstl = statisticalModel(
