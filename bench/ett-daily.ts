@@ -12,37 +12,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../src/engine/engine.ts';
-import { readEttColumns } from './lib/ett.ts';
+import { ETT_DAILY_FIRST as FIRST, ETT_DAILY_STEP as STEP, ettDailyCases } from './lib/ett.ts';
 import { repoRoot, smape } from './lib/m3.ts';
 
 const { values } = parseArgs({ options: { models: { type: 'string' }, origins: { type: 'string', default: '8' } } });
 const HORIZON = 14;
 const M = 7;
 const ORIGINS = Number(values.origins);
-const FIRST = 480;
-const STEP = 28;
 const LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 const wanted = values.models?.split(',') ?? ['seasonal-naive', 'naive', 'drift', 'theta', 'auto-ets', 'auto-arima', 'mstl', 'ces', 'combo'];
 
-interface Case {
-  id: string;
-  context: number[];
-  actual: number[];
-}
-const cases: Case[] = [];
-for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
-  for (const col of readEttColumns(file)) {
-    const days: number[] = [];
-    for (let d = 0; (d + 1) * 24 <= col.values.length; d++) {
-      days.push(col.values.slice(d * 24, (d + 1) * 24).reduce((a, b) => a + b, 0) / 24);
-    }
-    for (let k = 0; k < ORIGINS; k++) {
-      const origin = FIRST + k * STEP;
-      if (origin + HORIZON > days.length) break;
-      cases.push({ id: `${col.name}@day${origin}`, context: days.slice(0, origin), actual: days.slice(origin, origin + HORIZON) });
-    }
-  }
-}
+const cases = ettDailyCases(ORIGINS, HORIZON);
 
 const poolSize = Number(process.env.BENCH_POOL ?? 2);
 const engine = createEngine({ poolSize, timeoutMs: 600_000, maxQueue: 1000, modelsDir: '/nonexistent', threads: 1 });

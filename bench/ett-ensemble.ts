@@ -5,31 +5,49 @@
  * own forecast of the whole input comes back in `ranked_results`, so the single models are scored on
  * the same cases from the same run. MASE scaled by the context's seasonal-naive in-sample error.
  *   SHARED_DIR=/work/shared node bench/ett-ensemble.ts [--origins 6]
- * Writes bench/results/ett-ensemble.{json,md}.
+ *   ... --daily [--origins 8]     # the daily cases of bench/ett-daily.ts (season 7, horizon 14)
+ *   ... --save /tmp/ett-ens.json  # also keep every candidate's forecast and backtest score per case
+ * Writes bench/results/ett-ensemble.{json,md} (ett-ensemble-daily with --daily).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { executeEnsemble, planEnsemble } from '../src/ensemble/service.ts';
+import { executeEnsemble, planEnsemble, seasonalNaive } from '../src/ensemble/service.ts';
+import { smape as ensembleSmape } from '../src/ensemble/metrics.ts';
 import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
-import { readEttColumns } from './lib/ett.ts';
+import { type EttCase, ettDailyCases, readEttColumns } from './lib/ett.ts';
 import { repoRoot } from './lib/m3.ts';
 import { benchEngine } from './lib/run.ts';
 
-const { values } = parseArgs({ options: { origins: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '2' } } });
-const H = 48;
-const M = 24;
-const cases: { id: string; context: number[]; actual: number[] }[] = [];
-for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
-  for (const col of readEttColumns(file)) {
-    for (let k = 0; k < Number(values.origins); k++) {
-      const o = 11_520 + k * 1_000;
-      cases.push({ id: `${col.name}@${o}`, context: col.values.slice(o - 1000, o), actual: col.values.slice(o, o + H) });
+const { values } = parseArgs({
+  options: {
+    origins: { type: 'string' },
+    concurrency: { type: 'string', default: '2' },
+    daily: { type: 'boolean', default: false },
+    save: { type: 'string' },
+  },
+});
+const DAILY = values.daily;
+const ORIGINS = Number(values.origins ?? (DAILY ? 8 : 6));
+const H = DAILY ? 14 : 48;
+const M = DAILY ? 7 : 24;
+const FREQUENCY = DAILY ? 'D' : 'h';
+const OUT = DAILY ? 'ett-ensemble-daily' : 'ett-ensemble';
+const cases: EttCase[] = DAILY ? ettDailyCases(ORIGINS, H) : [];
+if (!DAILY) {
+  for (const file of ['ETTh1.csv', 'ETTh2.csv']) {
+    for (const col of readEttColumns(file)) {
+      for (let k = 0; k < ORIGINS; k++) {
+        const o = 11_520 + k * 1_000;
+        cases.push({ id: `${col.name}@${o}`, context: col.values.slice(o - 1000, o), actual: col.values.slice(o, o + H) });
+      }
     }
   }
 }
+/** Per case (--save): each candidate's backtest score and final mean, seasonal naive's backtest score. */
+const detail: { scores: Record<string, number>; means: Record<string, number[]>; yardstick: number }[] = new Array(cases.length);
 
 const { engine } = benchEngine();
 const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
@@ -48,7 +66,7 @@ async function lane(): Promise<void> {
   while (next < cases.length) {
     const i = next++;
     const c = cases[i]!;
-    const req = EnsembleForecastRequest.parse({ inputs: [{ target: c.context }], parameters: { prediction_length: H, frequency: 'h' } });
+    const req = EnsembleForecastRequest.parse({ inputs: [{ target: c.context }], parameters: { prediction_length: H, frequency: FREQUENCY } });
     const plan = await planEnsemble(ctx, req, async () => true);
     const out = await executeEnsemble(ctx, plan);
     const put = (name: string, v: number): void => {
@@ -63,6 +81,19 @@ async function lane(): Promise<void> {
       ),
     );
     const means = out.response.ranked_results.map((r) => r.result.outputs[0]!.mean.map((row) => row[0]!));
+    if (values.save) {
+      let yardstick = 0;
+      for (let k = 0; k < plan.windows; k++) {
+        const end = c.context.length - k * plan.heldOut;
+        const bt = c.context.slice(0, end - plan.heldOut);
+        yardstick += ensembleSmape(c.context.slice(end - plan.heldOut, end), seasonalNaive(bt, plan.heldOut, M)) / plan.windows;
+      }
+      detail[i] = {
+        scores: Object.fromEntries(out.response.ranked_results.map((r) => [r.model, r.score])),
+        means: Object.fromEntries(out.response.ranked_results.map((r, k) => [r.model, means[k]!])),
+        yardstick,
+      };
+    }
     out.response.ranked_results.forEach((r, k) => {
       put(r.model, mase(c, means[k]!));
     });
@@ -99,11 +130,12 @@ const rows = Object.entries(scores)
   })
   .sort((a, b) => a.mean - b.mean);
 const result = { date: new Date().toISOString(), cases: cases.length, horizon: H, seconds, credits, picks: Object.fromEntries(picks), rows };
-writeFileSync(path.join(repoRoot, 'bench/results/ett-ensemble.json'), `${JSON.stringify(result, null, 2)}\n`);
+writeFileSync(path.join(repoRoot, `bench/results/${OUT}.json`), `${JSON.stringify(result, null, 2)}\n`);
+if (values.save) writeFileSync(values.save, JSON.stringify({ cases, seasonLength: M, detail }));
 const md = [
-  '# The ensemble on long hourly series (ETTh1, ETTh2)',
+  DAILY ? '# The ensemble on daily series (ETTh1, ETTh2 averaged per day)' : '# The ensemble on long hourly series (ETTh1, ETTh2)',
   '',
-  `Generated ${result.date} by \`node bench/ett-ensemble.ts --origins ${values.origins}\`: ${cases.length} cases (14 columns × ${values.origins} origins from row 11,520, 1,000 apart), 1,000-point contexts, horizon 48, frequency "h" (season 24); the ensemble with its default candidates and settings (top_n 3, one backtest window of 48 points, sMAPE scoring), the single models from the same runs (ranked_results). MASE scaled by the context's seasonal-naive in-sample error. ${seconds.toFixed(0)} s on 2 threads, ${(credits / cases.length).toFixed(1)} credits per case.`,
+  `Generated ${result.date} by \`node bench/ett-ensemble.ts ${process.argv.slice(2).join(' ')}\`: ${cases.length} cases (${DAILY ? `14 columns × ${ORIGINS} origins 28 days apart from day 480, every earlier day as context, bench/ett-daily.ts), horizon 14, frequency "D" (season 7)` : `14 columns × ${ORIGINS} origins from row 11,520, 1,000 apart), 1,000-point contexts, horizon 48, frequency "h" (season 24)`}; the ensemble with its default candidates and settings (top_n 3, one backtest window of ${H} points, sMAPE scoring), the single models from the same runs (ranked_results). MASE scaled by the context's seasonal-naive in-sample error. ${seconds.toFixed(0)} s on 2 threads, ${(credits / cases.length).toFixed(1)} credits per case.`,
   '',
   '| forecast | cases | MASE (mean) | MASE (median) |',
   '|---|---|---|---|',
@@ -115,5 +147,5 @@ const md = [
     .join(', ')}.`,
   '',
 ];
-writeFileSync(path.join(repoRoot, 'bench/results/ett-ensemble.md'), md.join('\n'));
+writeFileSync(path.join(repoRoot, `bench/results/${OUT}.md`), md.join('\n'));
 console.log(md.join('\n'));

@@ -4,6 +4,8 @@
  *   SHARED_DIR=/work/shared npm run bench:ensemble                      # all 3003 series
  *   ... -- --every 10                                                   # every 10th series
  *   ... -- --models naive,theta,auto-ets       # the candidate set (default: the service's default choice)
+ *   ... -- --variants --save /tmp/ens.json     # also keep every candidate's forecast and backtest score
+ *                                              # per series (to score other combination rules offline)
  * Writes bench/results/m3-ensemble.{json,md}. Single-model figures come from
  * bench/results/m3-accuracy.json (npm run bench:m3), the published ones from the M3 README.
  */
@@ -30,6 +32,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     variants: { type: 'boolean', default: false },
     windows: { type: 'string' },
+    save: { type: 'string' },
   },
 });
 const every = Number(values.every);
@@ -176,6 +179,7 @@ if (values.variants) {
   }
 }
 writeFileSync(path.join(repoRoot, `bench/results/${outBase}.json`), `${JSON.stringify(result, null, 2)}\n`);
+if (values.save) writeFileSync(values.save, JSON.stringify({ every, windows: values.windows ?? '1', detail, forecasts }));
 
 const cell = (x: { smape: number; mase: number } | undefined) => (x ? `${x.smape.toFixed(2)} / ${x.mase.toFixed(3)}` : '');
 const row = (name: string, s: { smape: number; mase: number; byFrequency: Record<string, { smape: number; mase: number }> }) =>

@@ -219,4 +219,9 @@ const NOTES = `## Notes
   12.32 / 1.336 → 12.40 / 1.342. On 300-series subsets the two fittings trade places by up to 0.6
   sMAPE (\`node bench/ets-units.ts --every 10 --offset 0|5\`: 12.40 → 12.53 and 12.78 → 12.17), the
   size of the optimiser-path noise. Coverage: the same 30 of 32 cells in 77-83%.
+- **mstl's seasonal test** (2026-11-27, ADR 0034; \`--models mstl --merge\`, 8 s): mstl decomposes
+  only the seasons that pass thetaf's seasonal test. 13.31 / 1.412 → 13.12 / 1.407 (yearly 16.66 →
+  16.61, quarterly 9.55 → 9.70, monthly 14.86 → 14.41, other 4.58 → 4.41); 80% coverage 81.2 / 79.4
+  / 82.2 / 78.5% → 81.7 / 79.2 / 79.3 / 79.0%, WQL over all series 0.1016 → 0.0996. On ETT daily
+  and hourly data it gained too (docs/models-statistical.md).
 `;

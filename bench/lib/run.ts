@@ -4,7 +4,9 @@ import type { M3Series } from './m3.ts';
 
 export function benchEngine(): { engine: Engine; poolSize: number } {
   const poolSize = Number(process.env.BENCH_POOL ?? 2);
-  const engine = createEngine({ poolSize, timeoutMs: 600_000, maxQueue: 1000, modelsDir: '/nonexistent', threads: 1 });
+  // BENCH_MODELS_DIR: where downloaded models live (e.g. shared/models for TinyTimeMixer); none by default.
+  const modelsDir = process.env.BENCH_MODELS_DIR ?? '/nonexistent';
+  const engine = createEngine({ poolSize, timeoutMs: 600_000, maxQueue: 1000, modelsDir, threads: 1 });
   return { engine, poolSize };
 }
 
