@@ -17,7 +17,7 @@ export const ensembleOperations = [
         tags: ['forecasting'],
         summary: 'Ensemble forecast',
         description:
-          'Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.',
+          'Ranks candidate models on up to three backtest windows, leaves out those more than 25% worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits.',
         input: EnsembleForecastRequest,
         prepare: parseTimestampsAhead,
         example: {

@@ -216,4 +216,27 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     const bad = await ensemble({ ...body, backtest_windows: 4 });
     assert.equal(bad.status, 422);
   });
+
+  test('the yardstick leaves out only candidates more than 25% worse than seasonal naive (ADR 0035)', async () => {
+    // Daily data (season 7), horizon 7: the backtest holds out the last 7 points (all 100). Seasonal
+    // naive forecasts them with the 7 before; naive with the last of those.
+    const series = (lastSeason: number[]) => [...new Array<number>(14).fill(100), ...lastSeason, ...new Array<number>(7).fill(100)];
+    const run = (target: number[]) => ensemble({ inputs: [{ target }], parameters: { prediction_length: 7, frequency: 'D' }, models: ['naive', 'theta'] });
+    // Seasonal naive's sMAPE 7.95, naive's 9.52: 20% worse, blended (the strict rule left it out).
+    const near = await run(series([108, 108, 108, 108, 108, 108, 110]));
+    assert.equal(near.status, 200, near.text);
+    const naiveNear = near.body.ranked_results.find((x: { model: string }) => x.model === 'naive');
+    assert.ok(naiveNear.weight > 0, naiveNear.selection_reason);
+    assert.ok(
+      !near.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('naive')),
+      JSON.stringify(near.body.ensemble_metadata.selection.filters_applied),
+    );
+    // Seasonal naive's sMAPE 1.36, naive's 9.52: seven times worse, left out.
+    const far = await run(series([100, 100, 100, 100, 100, 100, 110]));
+    assert.equal(far.status, 200, far.text);
+    const naiveFar = far.body.ranked_results.find((x: { model: string }) => x.model === 'naive');
+    assert.equal(naiveFar.weight, 0);
+    assert.match(naiveFar.selection_reason, /more than 25% worse than seasonal naive/);
+    assert.match(far.body.ensemble_metadata.selection.selection_basis, /more than 25% worse than seasonal naive/);
+  });
 });
