@@ -19,7 +19,7 @@ import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
 import { type EttCase, ettDailyCases, readEttColumns } from './lib/ett.ts';
 import { repoRoot } from './lib/m3.ts';
-import { benchEngine } from './lib/run.ts';
+import { benchEngine, modelsVerified } from './lib/run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,6 +50,7 @@ if (!DAILY) {
 const detail: { scores: Record<string, number>; means: Record<string, number[]>; yardstick: number }[] = new Array(cases.length);
 
 const { engine } = benchEngine();
+await modelsVerified(engine);
 const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
 const mase = (c: (typeof cases)[number], f: readonly number[]): number => {
   let s = 0;

@@ -20,7 +20,7 @@ import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
 import { FREQUENCIES, loadM3, mase, repoRoot, smape } from './lib/m3.ts';
 import { PUBLISHED, R_FORECAST } from './lib/m3-report.ts';
-import { benchEngine } from './lib/run.ts';
+import { benchEngine, modelsVerified } from './lib/run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +44,7 @@ const series = loadM3().filter((_, i) => i % every === 0);
 const FREQ = { yearly: 'Y', quarterly: 'Q', monthly: 'M', other: 'Y' } as const;
 
 const { engine } = benchEngine();
+await modelsVerified(engine);
 const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
 const forecasts: number[][] = new Array(series.length);
 /** Per series: each candidate's backtest score and final mean, and seasonal naive's backtest score (--variants). */

@@ -52,3 +52,15 @@ export async function forecastAll(
   await Promise.all(Array.from({ length: 2 * poolSize }, lane));
   return { means, quantiles, seconds: (performance.now() - t0) / 1000 };
 }
+
+/**
+ * Waits until no model is still having its downloaded files verified (engine.models() reports it
+ * unavailable meanwhile): a benchmark's first requests would otherwise run without it.
+ */
+export async function modelsVerified(engine: Engine, timeoutMs = 120_000): Promise<void> {
+  const t0 = Date.now();
+  while (engine.models().some((m) => !m.available && m.unavailableReason?.startsWith('verifying'))) {
+    if (Date.now() - t0 > timeoutMs) throw new Error('model files still being verified');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -543,7 +543,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models on up to three backtest windows, leaves out those worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Ranks candidate models on up to three backtest windows, leaves out those more than 25% worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
          */
         post: operations["forecastEnsemble"];
         delete?: never;

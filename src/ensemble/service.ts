@@ -5,6 +5,7 @@ import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { TurnBudget } from '../shared/turns.ts';
+import { NOT_DOWNLOADED } from '../engine/files.ts';
 import { executePrepared, executeWritten, planForecast } from '../forecasting/service.ts';
 import { parseFrequency, sliceTimestamps } from '../forecasting/frequency.ts';
 import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
@@ -150,7 +151,13 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
     for (const id of ids) ctx.catalog.get(id); // unknown → 404 model_not_found
   } else {
     ids = [];
-    for (const m of ctx.catalog.list({ available: true, task: 'forecast' })) {
+    for (const m of ctx.catalog.list({ task: 'forecast' })) {
+      // Unavailable models are candidates that cannot run: the loop below records why (not
+      // downloaded, files being verified), so that a missing model is never left out silently.
+      if (!m.available) {
+        ids.push(m.id);
+        continue;
+      }
       // Benchmark baselines (naive, seasonal naive, drift) are yardsticks, not blend material:
       // on M3 they lower the blend's accuracy (bench/results/m3-ensemble.md). Name them to use them.
       if (BASELINE_FAMILIES.has(m.family)) filters.push(`${m.id}: baseline, not a default candidate (list it in models to include it)`);
@@ -184,13 +191,16 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
   });
 
   const candidates: Candidate[] = [];
+  const notDownloaded: string[] = [];
   let total = 0;
   let usage = ZERO;
   const turns = new TurnBudget();
   for (const id of ids) {
     const model = ctx.catalog.get(id);
     if (!model.available) {
-      filters.push(`${id}: not available (${model.unavailable_reason ?? 'not downloaded'})`);
+      // Not downloaded, by default: one line for all of them (a fresh install has several).
+      if (!explicit && model.unavailable_reason === NOT_DOWNLOADED(id)) notDownloaded.push(id);
+      else filters.push(`${id}: not available (${model.unavailable_reason ?? 'not downloaded'})`);
       continue;
     }
     if (!(await canUse(id))) {
@@ -239,6 +249,7 @@ export async function planEnsemble(ctx: ForecastCtx, req: EnsembleRequestT, canU
     total += credits;
     usage = addUsage(usage, u);
   }
+  if (notDownloaded.length > 0) filters.push(`not downloaded (npm run models -- pull <id>): ${notDownloaded.join(', ')}`);
   const hasCovariates = req.inputs.some((x) => x.past_covariates || x.future_covariates || x.static_covariates);
   if (hasCovariates) {
     const ignoring = candidates.filter((c) => !c.final.model.uses_covariates).map((c) => c.model);

@@ -175,6 +175,10 @@ describe(`POST /v1/forecast/ensemble (${DB_KIND})`, () => {
     // ces is left out of the defaults for what it did to the ensemble on M3 (ADR 0031), and named it runs
     assert.ok(!r.body.ensemble_metadata.models_evaluated.includes('ces'));
     assert.ok(r.body.ensemble_metadata.selection.filters_applied.some((f: string) => f.startsWith('ces: not a default candidate')));
+    // models that cannot run are named, not left out silently: here none is downloaded (one line)
+    const missing = r.body.ensemble_metadata.selection.filters_applied.filter((f: string) => f.startsWith('not downloaded'));
+    assert.equal(missing.length, 1, JSON.stringify(r.body.ensemble_metadata.selection.filters_applied));
+    assert.match(missing[0], /ibm-granite\/granite-timeseries-ttm-r2/);
     const named = await ensemble({ inputs: [{ target: seasonal }], parameters: { prediction_length: 3 }, models: ['ces', 'theta'] });
     assert.equal(named.status, 200, named.text);
     assert.deepEqual([...named.body.ensemble_metadata.models_evaluated].sort(), ['ces', 'theta']);
