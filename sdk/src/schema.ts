@@ -1607,7 +1607,7 @@ export interface components {
             /** @description Most credits to spend (backtests + final forecasts). */
             budget?: number | null;
             /**
-             * @description Best models blended. At least the number of candidates (e.g. 10) blends every candidate the seasonal-naive yardstick keeps: measured on M3 and ETT data that is more accurate than choosing 3 by one short backtest (docs/ensemble.md).
+             * @description Best models blended (10+ blends all kept: more accurate).
              * @default 3
              */
             top_n?: number;

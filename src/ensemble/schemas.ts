@@ -10,14 +10,7 @@ export const EnsembleForecastRequest = z
     models: z.array(z.string().min(1).max(200)).min(1).max(50).nullish().describe('Candidate model ids (default: every available model but the baselines).'),
     max_models: z.number().int().min(1).nullish().describe('At most this many candidates.'),
     budget: z.number().int().min(2).nullish().describe('Most credits to spend (backtests + final forecasts).'),
-    top_n: z
-      .number()
-      .int()
-      .min(1)
-      .default(3)
-      .describe(
-        'Best models blended. At least the number of candidates (e.g. 10) blends every candidate the seasonal-naive yardstick keeps: measured on M3 and ETT data that is more accurate than choosing 3 by one short backtest (docs/ensemble.md).',
-      ),
+    top_n: z.number().int().min(1).default(3).describe('Best models blended (10+ blends all kept: more accurate).'),
     backtest_windows: z
       .number()
       .int()
