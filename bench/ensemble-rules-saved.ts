@@ -85,13 +85,7 @@ for (const arg of positionals) {
     sets.push({
       name: `${name} MASE (${cases.length})`,
       det: j.detail,
-      score: (i, fc) => {
-        const c = cases[i]!;
-        let s = 0;
-        for (let t = M; t < c.context.length; t++) s += Math.abs(c.context[t]! - c.context[t - M]!);
-        s /= c.context.length - M;
-        return c.actual.reduce((q, y, h) => q + Math.abs(y - fc[h]!), 0) / c.actual.length / s;
-      },
+      score: (i, fc) => mase(cases[i]!.context, cases[i]!.actual, fc, M),
     });
   } else {
     const series = loadM3().filter((_, i) => i % j.every === 0);

@@ -13,7 +13,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../src/engine/engine.ts';
 import { ETT_DAILY_FIRST as FIRST, ETT_DAILY_STEP as STEP, ettDailyCases } from './lib/ett.ts';
-import { repoRoot, smape } from './lib/m3.ts';
+import { mase, repoRoot, smape } from './lib/m3.ts';
+import { weightedQuantileLoss } from '../src/ensemble/metrics.ts';
 
 const { values } = parseArgs({ options: { models: { type: 'string' }, origins: { type: 'string', default: '8' } } });
 const HORIZON = 14;
@@ -58,37 +59,20 @@ for (const id of wanted) {
   }
   await Promise.all(Array.from({ length: 2 * poolSize }, lane));
   const seconds = (performance.now() - t0) / 1000;
-  const mases: number[] = [];
-  const smapes: number[] = [];
-  let inside = 0;
-  let points = 0;
-  let pinball = 0;
-  let absSum = 0;
-  cases.forEach((c, i) => {
-    const fc = outs[i]!;
-    let scale = 0;
-    for (let t = M; t < c.context.length; t++) scale += Math.abs(c.context[t]! - c.context[t - M]!);
-    scale /= c.context.length - M;
-    mases.push(c.actual.reduce((s, y, h) => s + Math.abs(y - fc.mean[h]!), 0) / HORIZON / scale);
-    smapes.push(smape(c.actual, fc.mean));
-    c.actual.forEach((y, h) => {
-      if (y >= fc.quantiles[0]![h]! && y <= fc.quantiles[8]![h]!) inside++;
-      points++;
-      absSum += Math.abs(y);
-      LEVELS.forEach((q, j) => {
-        const d = y - fc.quantiles[j]![h]!;
-        pinball += d >= 0 ? q * d : (q - 1) * d;
-      });
-    });
-  });
+  const mases = cases.map((c, i) => mase(c.context, c.actual, outs[i]!.mean, M));
+  const smapes = cases.map((c, i) => smape(c.actual, outs[i]!.mean));
+  // Pooled over every case: the WQL of all actuals at once (sum of pinball losses / sum of |actual|).
+  const actuals = cases.flatMap((c) => c.actual);
+  const pooled = LEVELS.map((_, j) => cases.flatMap((_, i) => outs[i]!.quantiles[j]!));
+  const inside = actuals.filter((y, k) => y >= pooled[0]![k]! && y <= pooled[LEVELS.length - 1]![k]!).length;
   if (id === 'seasonal-naive') snaive = mases;
   const sorted = mases.slice().sort((a, b) => a - b);
   results[id] = {
     mase: mases.reduce((a, b) => a + b, 0) / mases.length,
     medianMase: sorted[Math.floor(sorted.length / 2)]!,
     smape: smapes.reduce((a, b) => a + b, 0) / smapes.length,
-    coverage80: inside / points,
-    wql: (2 * pinball) / LEVELS.length / absSum,
+    coverage80: inside / actuals.length,
+    wql: weightedQuantileLoss(actuals, LEVELS, pooled),
     worseThanSnaive: snaive ? mases.filter((v, i) => v > snaive![i]! * 1.1).length / mases.length : Number.NaN,
     seconds,
   };

@@ -18,7 +18,7 @@ import { smape as ensembleSmape } from '../src/ensemble/metrics.ts';
 import { EnsembleForecastRequest } from '../src/ensemble/schemas.ts';
 import { unmeteredMeter } from '../src/forecasting/metering.ts';
 import { type EttCase, ettDailyCases, readEttColumns } from './lib/ett.ts';
-import { repoRoot } from './lib/m3.ts';
+import { mase, repoRoot } from './lib/m3.ts';
 import { benchEngine, modelsVerified } from './lib/run.ts';
 
 const { values } = parseArgs({
@@ -52,12 +52,7 @@ const detail: { scores: Record<string, number>; means: Record<string, number[]>;
 const { engine } = benchEngine();
 await modelsVerified(engine);
 const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
-const mase = (c: (typeof cases)[number], f: readonly number[]): number => {
-  let s = 0;
-  for (let t = M; t < c.context.length; t++) s += Math.abs(c.context[t]! - c.context[t - M]!);
-  s /= c.context.length - M;
-  return c.actual.reduce((q, y, i) => q + Math.abs(y - f[i]!), 0) / H / s;
-};
+const caseMase = (c: (typeof cases)[number], f: readonly number[]): number => mase(c.context, c.actual, f, M);
 const scores: Record<string, number[]> = {};
 const picks = new Map<string, number>();
 let credits = 0;
@@ -76,7 +71,7 @@ async function lane(): Promise<void> {
     };
     put(
       'ensemble',
-      mase(
+      caseMase(
         c,
         out.response.ensemble_result.outputs[0]!.mean.map((r) => r[0]!),
       ),
@@ -96,18 +91,18 @@ async function lane(): Promise<void> {
       };
     }
     out.response.ranked_results.forEach((r, k) => {
-      put(r.model, mase(c, means[k]!));
+      put(r.model, caseMase(c, means[k]!));
     });
     put(
       'equal mean of every candidate (offline)',
-      mase(
+      caseMase(
         c,
         means[0]!.map((_, h) => means.reduce((a, m) => a + m[h]!, 0) / means.length),
       ),
     );
     put(
       'seasonal-naive',
-      mase(
+      caseMase(
         c,
         Array.from({ length: H }, (_, h) => c.context[c.context.length - M + (h % M)]!),
       ),

@@ -389,10 +389,10 @@ export function createEngine(options: EngineOptions): Engine {
       await pool.destroy();
     },
   };
-  // forecast answers JSON text (EncodedForecast) for an `encode` job that ran on a worker.
   // Start verifying downloaded files now rather than at the first listing: until a model's verdict
   // is in it is unavailable, and a request arriving first (an ensemble's default candidates) would
   // go without it.
   for (const impl of impls) info(impl);
+  // forecast answers JSON text (EncodedForecast) for an `encode` job that ran on a worker.
   return engine as Engine;
 }

@@ -40,4 +40,21 @@ describe('model availability: present AND verified against the pinned sha256', {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test("files present at start are verified from the engine's creation, not from the first listing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsfm-avail-'));
+    cpSync(source, join(dir, REPO), { recursive: true });
+    const engine = createEngine({ poolSize: 1, timeoutMs: 10_000, maxQueue: 4, modelsDir: dir, threads: 1 });
+    try {
+      // Hashing a few MB takes milliseconds; nothing asks the engine about its models meanwhile.
+      // Before, the first listing started the check and answered "verifying", so a cold start's
+      // first ensemble ran without the model.
+      await new Promise((r) => setTimeout(r, 3000));
+      const ttm = engine.models().find((m) => m.id === ID);
+      assert.equal(ttm?.available, true, ttm?.unavailableReason);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
