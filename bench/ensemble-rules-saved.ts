@@ -48,6 +48,41 @@ for (const top of [3, 99]) {
   }
 }
 RULES.push(['best candidate alone', (d) => d.means[ranked(d)[0]!]!]);
+/** The equal mean of the named candidates' forecasts. */
+const equalMean = (d: D, ms: string[]): number[] =>
+  avg(
+    ms.map((m) => d.means[m]!),
+    ms.map(() => 1 / ms.length),
+  );
+RULES.push([
+  'median of every candidate, step by step',
+  (d) => {
+    const ms = Object.values(d.means);
+    return ms[0]!.map((_, h) => {
+      const v = ms.map((m) => m[h]!).sort((a, b) => a - b);
+      const k = v.length;
+      return k % 2 === 1 ? v[(k - 1) / 2]! : (v[k / 2 - 1]! + v[k / 2]!) / 2;
+    });
+  },
+]);
+// Forecast pooling (Kourentzes, Barrow & Petropoulos 2019, simplified to a fixed gap): the candidates
+// whose backtest score is within a share of the best one's, equal weights.
+for (const gap of [0.1, 0.25, 0.5, 1]) {
+  RULES.push([
+    `pool: within ${gap * 100}% of the best backtest score, equal weights`,
+    (d) => {
+      const r = ranked(d);
+      return equalMean(
+        d,
+        r.filter((m) => d.scores[m]! <= (1 + gap) * d.scores[r[0]!]!),
+      );
+    },
+  ]);
+}
+RULES.push([
+  'every candidate but the worst on the backtest, equal weights',
+  (d) => equalMean(d, ranked(d).slice(0, Math.max(1, Object.keys(d.scores).length - 1))),
+]);
 if (values.subsets) {
   // --subsets: every fixed set of three candidates, blended whole (no ranking, no yardstick, the
   // service's weights): could a smaller default candidate set make top 3 blend everything?

@@ -375,7 +375,7 @@ describe('interval calibration on backtests', () => {
     assert.equal(combo.mean.length, 12);
     assert.ok(combo.mean.every((v) => Number.isFinite(v) && v > 100));
   });
-  it('auto-arima on a short series also searches again at each calibration origin and pools those backtests', async () => {
+  it('auto-arima on a short series searches again at each calibration origin and calibrates on those backtests', async () => {
     const ctx = { horizon: 12, seasonLength: 12 };
     const arima = arimaForecast(AIR, ctx);
     // AIR has 144 points: auto.arima's exact search, cheap enough to repeat.
@@ -389,8 +389,13 @@ describe('interval calibration on backtests', () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'auto-arima')!;
     const job = { model: 'auto-arima', series: [AIR], horizon: 12, quantileLevels: [0.1, 0.9], numSamples: 0, seasonLength: 12, seed: 1 };
     const [fc] = await impl.forecast(job, { modelsDir: '/nonexistent', threads: 1 });
-    // Three origins refitting the chosen orders plus the same three searching again.
-    assert.equal((fc!.info!.calibration as { windows: number }).windows, 6);
+    // The factor comes from the three origins searching again alone (ADR 0036; until then pooled
+    // with the three refits of the chosen orders: 6 windows).
+    const cal = fc!.info!.calibration as { windows: number; backtests: string };
+    assert.equal(cal.windows, 3);
+    assert.equal(cal.backtests, 'search-again');
+    const [longFc] = await impl.forecast({ ...job, series: [long] }, { modelsDir: '/nonexistent', threads: 1 });
+    assert.equal((longFc!.info!.calibration as { backtests: string }).backtests, 'refit');
   });
   it('every statistical model reports its calibration in info', async () => {
     const impl = BUILTIN_MODELS.find((m) => m.info.id === 'naive')!;

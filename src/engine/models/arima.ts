@@ -57,8 +57,8 @@ export function arimaForecast(y: readonly number[], ctx: FitContext): GaussianFo
       aicc: fit.aicc,
       modelsTried: result.modelsTried,
     },
-    // Short series: the search again at each calibration origin, pooled with the refits of the
-    // chosen orders (`research`, models/common.ts). The orders were chosen on the full series,
+    // Short series: the search again at each calibration origin, whose backtests alone set the
+    // calibration factor (`research`, models/common.ts, ADR 0036). The orders were chosen on the full series,
     // backtest windows included, so refitting them alone leaves out the uncertainty of choosing
     // them (Chatfield 1996): on M3 the 80% intervals then covered 70-76% of yearly and quarterly
     // outcomes (docs/models-statistical.md). Only where auto.arima searches exactly, which is cheap.

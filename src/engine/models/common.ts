@@ -152,8 +152,9 @@ function calibrated(
   // fraction of the search's cost (auto-arima on 1,000 hourly points: one CSS-ML fit instead of
   // dozens). Models without a search are refitted in full.
   const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength }));
-  // With `research` (the search again, where cheap) its backtests join the refits' (stats/distribution.ts),
-  // at the same origins.
+  // With `research` (the search again, where cheap) the factor comes from its backtests, at the same
+  // origins (ADR 0036): they replay the whole procedure, choice included; the refits' errors are
+  // those of a model chosen with the backtest windows in view. The refits still set the blend weight.
   let own = backtestForecasts(y, horizon, refit, opts);
   let again = fc.research ? backtestForecasts(y, horizon, fc.research, opts) : [];
   let info: Record<string, unknown> = fc.info;
@@ -172,7 +173,8 @@ function calibrated(
       info = { ...info, naiveBlend: { weight: r(w.weight), modelMae: r(w.modelMae), naiveMae: r(w.naiveMae), windows: w.windows } };
     }
   }
-  const cal = factorFromWindows([...windowsOf(y, own), ...windowsOf(y, again)], horizon);
+  const replayed = windowsOf(y, again);
+  const cal = factorFromWindows(replayed.length > 0 ? replayed : windowsOf(y, own), horizon);
   if (!cal) return { ...fc, info: { ...info, calibration: 'none: series too short for a backtest window' } };
   const out = scaleForecast(fc, cal.factor);
   return {
@@ -186,6 +188,7 @@ function calibrated(
         origins: cal.origins,
         effectiveOrigins: Math.round(cal.effectiveOrigins * 100) / 100,
         errors: cal.errors,
+        backtests: replayed.length > 0 ? 'search-again' : 'refit',
       },
     },
   };

@@ -21,9 +21,10 @@ export interface GaussianForecast {
   refit?: (train: number[], horizon: number) => GaussianForecast;
   /**
    * The whole fitter, its search included, on a shorter series: given where that search is cheap
-   * (auto-arima on short series). The calibration then pools the backtest errors of `refit` (the
-   * chosen model's errors) with these (the errors of choosing it again), so the intervals carry
-   * some of the uncertainty of the model choice (models/common.ts).
+   * (auto-arima on short series). The calibration then takes its factor from these backtests (the
+   * errors of choosing the model again) instead of `refit`'s (the errors of a model chosen with the
+   * backtest windows in view), so the intervals carry the uncertainty of the model choice
+   * (models/common.ts, ADR 0036; pooled with `refit`'s until then, ADR 0024).
    */
   research?: (train: number[], horizon: number) => GaussianForecast;
 }
