@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { shrunkWeights } from '../src/ensemble/service.ts';
 import { loadM3, mase, repoRoot, smape } from './lib/m3.ts';
 
 const { values, positionals } = parseArgs({
@@ -25,17 +26,15 @@ type D = { scores: Record<string, number>; means: Record<string, number[]>; yard
 const avg = (ms: number[][], w: number[]): number[] => ms[0]!.map((_, h) => ms.reduce((a, m, k) => a + w[k]! * m[h]!, 0));
 const ranked = (d: D): string[] => Object.keys(d.scores).sort((a, b) => d.scores[a]! - d.scores[b]! || a.localeCompare(b));
 
-/** The service's rule with a yardstick margin and a top_n: half 1/score, half equal. */
+/** The service's rule with a yardstick margin and a top_n: its weights (`shrunkWeights`: half 1/score, half equal). */
 function serviceRule(d: D, top: number, margin: number): number[] {
   const r = ranked(d);
   let ms = r.filter((m) => d.scores[m]! <= margin * d.yardstick);
   if (ms.length === 0) ms = r.slice(0, 1);
   ms = ms.slice(0, top);
-  const inv = ms.map((m) => 1 / Math.max(d.scores[m]!, 1e-12));
-  const s = inv.reduce((a, b) => a + b, 0);
   return avg(
     ms.map((m) => d.means[m]!),
-    ms.map((_, k) => (0.5 * inv[k]!) / s + 0.5 / ms.length),
+    shrunkWeights(ms.map((m) => d.scores[m]!)),
   );
 }
 const RULES: [string, (d: D) => number[]][] = [];
