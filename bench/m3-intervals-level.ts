@@ -1,0 +1,233 @@
+/**
+ * Interval calibration study on M3 (issue #15): backtest errors standardised by the final
+ * forecast's sd, with and without rescaling each window's errors to the level at the forecast
+ * origin, against the service's rule (stats/calibrate.ts: each error over its own forecast's sd).
+ *
+ * The idea tested: on positive data whose errors grow with the level, a backtest window at an
+ * earlier origin under-states the errors at the last origin. Rescaling the window's errors by
+ * (L_n / L_o)^p, L_t the mean of the max(m, 3) points before t, and dividing them by the final
+ * forecast's sd asks directly "what multiple of the final sd would have covered the backtests at
+ * today's level". Series with a non-positive value keep the service's rule.
+ *
+ *   SHARED_DIR=/work/shared node bench/m3-intervals-level.ts [--models drift,naive,theta,ces] [--every 1] [--cache /tmp/study]
+ *
+ * The model's fit and backtests (the refits or, where the model has one, the search again, as the
+ * service) are cached per model in --cache; every rule is applied to the same numbers. Writes
+ * bench/results/m3-intervals-level.{md,json}. In-process, one thread.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { FitContext } from '../src/engine/models/common.ts';
+import { calibrationOptions } from '../src/engine/models/common.ts';
+import { arimaForecast } from '../src/engine/models/arima.ts';
+import { cesForecast } from '../src/engine/models/ces.ts';
+import { comboForecast } from '../src/engine/models/combo.ts';
+import { etsForecast } from '../src/engine/models/ets.ts';
+import { mstlForecast } from '../src/engine/models/mstl.ts';
+import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
+import { thetaForecast } from '../src/engine/models/theta.ts';
+import { type BacktestWindow, backtestForecasts, factorFromWindows } from '../src/engine/stats/calibrate.ts';
+import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
+import { qnorm } from '../src/engine/stats/normal.ts';
+import { FREQUENCIES, loadM3, type M3Series, repoRoot } from './lib/m3.ts';
+
+const FITTERS: Record<string, (y: readonly number[], ctx: FitContext) => GaussianForecast> = {
+  naive: naiveForecast,
+  'seasonal-naive': seasonalNaiveForecast,
+  drift: driftForecast,
+  'auto-ets': etsForecast,
+  'auto-arima': arimaForecast,
+  theta: (y, ctx) => thetaForecast(y, ctx),
+  mstl: mstlForecast,
+  ces: (y, ctx) => cesForecast(y, ctx),
+  combo: comboForecast,
+};
+
+const { values } = parseArgs({
+  options: {
+    models: { type: 'string', default: 'naive,drift,theta,ces' },
+    every: { type: 'string', default: '1' },
+    cache: { type: 'string', default: '/tmp/m3-intervals-level' },
+    out: { type: 'string', default: 'm3-intervals-level' },
+  },
+});
+const every = Number(values.every);
+const series = loadM3().filter((_, i) => i % every === 0);
+
+/** One backtest window: origin, signed errors and the sd the window's own forecast gave each (by the error's sign). */
+interface Win {
+  o: number;
+  e: number[];
+  sdo: number[];
+}
+interface Case {
+  mean: number[];
+  sdLow: number[];
+  sdHigh: number[];
+  w: Win[];
+}
+
+function fitCases(model: string): Case[] {
+  const fit = FITTERS[model];
+  if (!fit) throw new Error(`unknown model ${model}`);
+  mkdirSync(values.cache, { recursive: true });
+  const file = path.join(values.cache, `${model}-every${every}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Case[];
+  const t0 = performance.now();
+  const cases = series.map((s): Case => {
+    const fc = fit(s.train, { horizon: s.horizon, seasonLength: s.seasonality });
+    const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
+    const opts = calibrationOptions(4, s.seasonality);
+    // As the service (ADR 0036): the search again where the model has one, the refits if every search failed.
+    let bf = fc.research ? backtestForecasts(s.train, s.horizon, fc.research, opts) : [];
+    if (bf.length === 0) bf = backtestForecasts(s.train, s.horizon, refit, opts);
+    const w = bf.map(({ origin, fc: b }) => {
+      const e: number[] = [];
+      const sdo: number[] = [];
+      for (let t = 0; t < b.mean.length; t++) {
+        const err = s.train[origin + t]! - b.mean[t]!;
+        e.push(err);
+        sdo.push(err >= 0 ? b.sdHigh[t]! : b.sdLow[t]!);
+      }
+      return { o: origin, e, sdo };
+    });
+    return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, w };
+  });
+  writeFileSync(file, JSON.stringify(cases));
+  console.error(`${model}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return cases;
+}
+
+type Rule = (s: M3Series, c: Case) => number;
+const factorOf = (ws: BacktestWindow[], h: number): number => factorFromWindows(ws, h)?.factor ?? 1;
+const finalSd = (c: Case, e: number, t: number): number => (e >= 0 ? c.sdHigh[t]! : c.sdLow[t]!);
+const usable = (z: number): number => (Number.isFinite(z) ? z : Number.NaN);
+const service: Rule = (s, c) =>
+  factorOf(
+    c.w.map((w) => ({ origin: w.o, z: w.e.map((e, t) => usable(Math.abs(e / w.sdo[t]!))) })),
+    s.horizon,
+  );
+function levelAt(y: readonly number[], t: number, k: number): number {
+  let sum = 0;
+  for (let i = t - k; i < t; i++) sum += y[i]!;
+  return sum / k;
+}
+/**
+ * How the series' step-to-step changes grow with its level: the least-squares slope b of
+ * log |y_t - y_{t-1}| on log L_t (L_t the mean of the k points before t), kept in [0, 1]
+ * (Taylor's power law: sd proportional to level^b; 1 for errors proportional to the level, 0 for
+ * errors that do not grow with it). Zero changes are left out; too few points give 0.
+ */
+function levelPower(y: readonly number[], k: number): number {
+  const pts: [number, number][] = [];
+  for (let t = k; t < y.length; t++) {
+    const d = Math.abs(y[t]! - y[t - 1]!);
+    const l = levelAt(y, t, k);
+    if (d > 0 && l > 0) pts.push([Math.log(l), Math.log(d)]);
+  }
+  if (pts.length < 4) return 0;
+  const mx = pts.reduce((a, p) => a + p[0], 0) / pts.length;
+  const my = pts.reduce((a, p) => a + p[1], 0) / pts.length;
+  const sxx = pts.reduce((a, p) => a + (p[0] - mx) ** 2, 0);
+  const sxy = pts.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0);
+  return sxx > 0 ? Math.min(1, Math.max(0, sxy / sxx)) : 0;
+}
+/** Errors over the final forecast's sd, each window's rescaled by (L_n / L_o)^pow (pow 0: none; 'data': levelPower). */
+function rescaled(pow: number | 'data', by: 'final' | 'own'): Rule {
+  return (s, c) => {
+    const y = s.train;
+    if (pow !== 0 && !y.every((v) => v > 0)) return service(s, c);
+    const k = Math.max(s.seasonality, 3);
+    const ln = levelAt(y, y.length, k);
+    const b = pow === 'data' ? levelPower(y, k) : pow;
+    return factorOf(
+      c.w.map((w) => {
+        const r = b === 0 ? 1 : (ln / levelAt(y, w.o, Math.min(k, w.o))) ** b;
+        return { origin: w.o, z: w.e.map((e, t) => usable(Math.abs((e * r) / (by === 'final' ? finalSd(c, e, t) : w.sdo[t]!)))) };
+      }),
+      s.horizon,
+    );
+  };
+}
+const RULES: Record<string, Rule> = {
+  "the service's (each error over its own forecast's sd)": service,
+  'over the final sd': rescaled(0, 'final'),
+  'rescaled to the last level, over the final sd': rescaled(1, 'final'),
+  'rescaled by the square root of the level ratio, over the final sd': rescaled(0.5, 'final'),
+  'rescaled to the last level, over its own sd': rescaled(1, 'own'),
+  "rescaled by the level ratio to the power the series' changes show, over the final sd": rescaled('data', 'final'),
+  "geometric mean of the service's and the square-root rule's factors": (s, c) => Math.sqrt(service(s, c) * rescaled(0.5, 'final')(s, c)),
+};
+
+const Z80 = qnorm(0.9);
+const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+const ZQ = DECILES.map((p) => qnorm(p));
+/** 80% coverage and WQL over the deciles, scored as bench/m3-accuracy.ts does (non-negative series floored at 0). */
+function score(cases: Case[], rule: Rule, idx: readonly number[]): { coverage: number; wql: number } {
+  let inside = 0;
+  let count = 0;
+  let absSum = 0;
+  const loss = DECILES.map(() => 0);
+  for (const i of idx) {
+    const s = series[i]!;
+    const c = cases[i]!;
+    const f = rule(s, c);
+    const nonNeg = s.train.every((v) => v >= 0);
+    const floor = (v: number): number => (nonNeg ? Math.max(0, v) : v);
+    s.test.forEach((y, h) => {
+      const lo = floor(c.mean[h]! - Z80 * f * c.sdLow[h]!);
+      const hi = floor(c.mean[h]! + Z80 * f * c.sdHigh[h]!);
+      if (y >= lo && y <= hi) inside++;
+      count++;
+      absSum += Math.abs(y);
+      ZQ.forEach((z, k) => {
+        const q = floor(c.mean[h]! + z * f * (z < 0 ? c.sdLow[h]! : c.sdHigh[h]!));
+        const d = y - q;
+        loss[k]! += 2 * Math.max(DECILES[k]! * d, (DECILES[k]! - 1) * d);
+      });
+    });
+  }
+  return { coverage: inside / count, wql: loss.reduce((a, b) => a + b / absSum, 0) / DECILES.length };
+}
+
+const table: Record<string, Record<string, Record<string, { coverage: number; wql: number }>>> = {};
+const lines: string[] = [];
+for (const model of values.models.split(',')) {
+  const cases = fitCases(model);
+  table[model] = {};
+  lines.push(`### ${model}`, '', '| rule | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
+  for (const [name, rule] of Object.entries(RULES)) {
+    const row: Record<string, { coverage: number; wql: number }> = {};
+    for (const f of FREQUENCIES)
+      row[f] = score(
+        cases,
+        rule,
+        series.map((s, i) => (s.frequency === f ? i : -1)).filter((i) => i >= 0),
+      );
+    row.all = score(
+      cases,
+      rule,
+      series.map((_, i) => i),
+    );
+    table[model][name] = row;
+    lines.push(`| ${name} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`);
+  }
+  lines.push('');
+}
+console.log(lines.join('\n'));
+const dir = path.join(repoRoot, 'bench', 'results');
+writeFileSync(
+  path.join(dir, `${values.out}.json`),
+  `${JSON.stringify({ generatedAt: new Date().toISOString(), every, series: series.length, table }, null, 2)}\n`,
+);
+writeFileSync(
+  path.join(dir, `${values.out}.md`),
+  [
+    '# M3: backtest errors rescaled to the last level (calibration study)',
+    '',
+    `Generated ${new Date().toISOString()} by \`node bench/m3-intervals-level.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (${every === 1 ? 'all of M3' : `every ${every === 2 ? '2nd' : every === 3 ? '3rd' : `${every}th`} series`}), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests; the first row is the service's (on all of M3 it reproduces bench/results/m3-accuracy.md).`,
+    '',
+    ...lines,
+  ].join('\n'),
+);
