@@ -18,31 +18,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FitContext } from '../src/engine/models/common.ts';
 import { calibrationOptions } from '../src/engine/models/common.ts';
-import { arimaForecast } from '../src/engine/models/arima.ts';
-import { cesForecast } from '../src/engine/models/ces.ts';
-import { comboForecast } from '../src/engine/models/combo.ts';
-import { etsForecast } from '../src/engine/models/ets.ts';
-import { mstlForecast } from '../src/engine/models/mstl.ts';
-import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
-import { thetaForecast } from '../src/engine/models/theta.ts';
 import { type BacktestWindow, backtestForecasts, factorFromWindows } from '../src/engine/stats/calibrate.ts';
-import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
-import { qnorm } from '../src/engine/stats/normal.ts';
-import { FREQUENCIES, loadM3, type M3Series, repoRoot } from './lib/m3.ts';
-
-const FITTERS: Record<string, (y: readonly number[], ctx: FitContext) => GaussianForecast> = {
-  naive: naiveForecast,
-  'seasonal-naive': seasonalNaiveForecast,
-  drift: driftForecast,
-  'auto-ets': etsForecast,
-  'auto-arima': arimaForecast,
-  theta: (y, ctx) => thetaForecast(y, ctx),
-  mstl: mstlForecast,
-  ces: (y, ctx) => cesForecast(y, ctx),
-  combo: comboForecast,
-};
+import { FITTERS } from './lib/fitters.ts';
+import { intervalScore, loadM3, type M3Series, scoreByFrequency, writeStudy } from './lib/m3.ts';
 
 const { values } = parseArgs({
   options: {
@@ -160,35 +139,8 @@ const RULES: Record<string, Rule> = {
   "geometric mean of the service's and the square-root rule's factors": (s, c) => Math.sqrt(service(s, c) * rescaled(0.5, 'final')(s, c)),
 };
 
-const Z80 = qnorm(0.9);
-const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-const ZQ = DECILES.map((p) => qnorm(p));
-/** 80% coverage and WQL over the deciles, scored as bench/m3-accuracy.ts does (non-negative series floored at 0). */
 function score(cases: Case[], rule: Rule, idx: readonly number[]): { coverage: number; wql: number } {
-  let inside = 0;
-  let count = 0;
-  let absSum = 0;
-  const loss = DECILES.map(() => 0);
-  for (const i of idx) {
-    const s = series[i]!;
-    const c = cases[i]!;
-    const f = rule(s, c);
-    const nonNeg = s.train.every((v) => v >= 0);
-    const floor = (v: number): number => (nonNeg ? Math.max(0, v) : v);
-    s.test.forEach((y, h) => {
-      const lo = floor(c.mean[h]! - Z80 * f * c.sdLow[h]!);
-      const hi = floor(c.mean[h]! + Z80 * f * c.sdHigh[h]!);
-      if (y >= lo && y <= hi) inside++;
-      count++;
-      absSum += Math.abs(y);
-      ZQ.forEach((z, k) => {
-        const q = floor(c.mean[h]! + z * f * (z < 0 ? c.sdLow[h]! : c.sdHigh[h]!));
-        const d = y - q;
-        loss[k]! += 2 * Math.max(DECILES[k]! * d, (DECILES[k]! - 1) * d);
-      });
-    });
-  }
-  return { coverage: inside / count, wql: loss.reduce((a, b) => a + b / absSum, 0) / DECILES.length };
+  return intervalScore(series, cases, (i) => rule(series[i]!, cases[i]!), idx);
 }
 
 const table: Record<string, Record<string, Record<string, { coverage: number; wql: number }>>> = {};
@@ -198,36 +150,17 @@ for (const model of values.models.split(',')) {
   table[model] = {};
   lines.push(`### ${model}`, '', '| rule | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
   for (const [name, rule] of Object.entries(RULES)) {
-    const row: Record<string, { coverage: number; wql: number }> = {};
-    for (const f of FREQUENCIES)
-      row[f] = score(
-        cases,
-        rule,
-        series.map((s, i) => (s.frequency === f ? i : -1)).filter((i) => i >= 0),
-      );
-    row.all = score(
-      cases,
-      rule,
-      series.map((_, i) => i),
-    );
+    const { row, cells } = scoreByFrequency(series, (idx) => score(cases, rule, idx));
     table[model][name] = row;
-    lines.push(`| ${name} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`);
+    lines.push(`| ${name} | ${cells} |`);
   }
   lines.push('');
 }
 console.log(lines.join('\n'));
-const dir = path.join(repoRoot, 'bench', 'results');
-writeFileSync(
-  path.join(dir, `${values.out}.json`),
-  `${JSON.stringify({ generatedAt: new Date().toISOString(), every, series: series.length, table }, null, 2)}\n`,
-);
-writeFileSync(
-  path.join(dir, `${values.out}.md`),
-  [
-    '# M3: backtest errors rescaled to the last level (calibration study)',
-    '',
-    `Generated ${new Date().toISOString()} by \`node bench/m3-intervals-level.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (${every === 1 ? 'all of M3' : `every ${every === 2 ? '2nd' : every === 3 ? '3rd' : `${every}th`} series`}), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests; the first row is the service's (on all of M3 it reproduces bench/results/m3-accuracy.md).`,
-    '',
-    ...lines,
-  ].join('\n'),
+writeStudy(
+  values.out,
+  { every, series: series.length, table },
+  'M3: backtest errors rescaled to the last level (calibration study)',
+  `by \`node bench/m3-intervals-level.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (${every === 1 ? 'all of M3' : `every ${every === 2 ? '2nd' : every === 3 ? '3rd' : `${every}th`} series`}), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests; the first row is the service's (on all of M3 it reproduces bench/results/m3-accuracy.md).`,
+  lines,
 );

@@ -15,33 +15,12 @@
  * Writes bench/results/m3-intervals.{json,md}. In-process, one thread (a study, not a speed figure).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FitContext } from '../src/engine/models/common.ts';
 import { calibrationOptions, CALIBRATION_WINDOWS } from '../src/engine/models/common.ts';
-import { arimaForecast } from '../src/engine/models/arima.ts';
-import { cesForecast } from '../src/engine/models/ces.ts';
-import { comboForecast } from '../src/engine/models/combo.ts';
-import { etsForecast } from '../src/engine/models/ets.ts';
-import { mstlForecast } from '../src/engine/models/mstl.ts';
-import { driftForecast, naiveForecast, seasonalNaiveForecast } from '../src/engine/models/simple.ts';
-import { thetaForecast } from '../src/engine/models/theta.ts';
 import { backtestZ, calibrationOrigins, conformalQuantile, factorFromWindows, type BacktestWindow } from '../src/engine/stats/calibrate.ts';
-import type { GaussianForecast } from '../src/engine/stats/distribution.ts';
 import { qnorm } from '../src/engine/stats/normal.ts';
-import { FREQUENCIES, loadM3, repoRoot } from './lib/m3.ts';
-
-const FITTERS: Record<string, (y: readonly number[], ctx: FitContext) => GaussianForecast> = {
-  naive: naiveForecast,
-  'seasonal-naive': seasonalNaiveForecast,
-  drift: driftForecast,
-  'auto-ets': etsForecast,
-  'auto-arima': arimaForecast,
-  theta: (y, ctx) => thetaForecast(y, ctx),
-  mstl: mstlForecast,
-  ces: (y, ctx) => cesForecast(y, ctx),
-  combo: comboForecast,
-};
+import { FITTERS } from './lib/fitters.ts';
+import { intervalScore, loadM3, scoreByFrequency, writeStudy } from './lib/m3.ts';
 
 const { values } = parseArgs({
   options: {
@@ -59,7 +38,6 @@ const { values } = parseArgs({
 const every = Number(values.every);
 const offset = Number(values.offset);
 const series = loadM3().filter((_, i) => i % every === offset);
-const DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
 interface Case {
   /** Uncalibrated forecast of the test part. */
@@ -340,35 +318,17 @@ const RULES: Record<string, Rule> = {
     : {}),
 };
 
-const z80 = qnorm(0.9);
 function score(model: string, rule: Rule, idx: readonly number[]): { coverage: number; wql: number } {
-  let inside = 0;
-  let count = 0;
-  let absSum = 0;
-  const loss = new Array<number>(DECILES.length).fill(0);
-  const zq = DECILES.map((p) => qnorm(p));
-  for (const i of idx) {
-    const s = series[i]!;
-    const c = data[model]![i]!;
-    const r = rule([...c.z, ...(c.zr ?? [])], s.horizon, c) ?? 1;
-    const fAt = (h: number): number => (typeof r === 'number' ? r : r[h]!);
-    const nonNeg = s.train.every((v) => v >= 0);
-    const floor = (v: number): number => (nonNeg ? Math.max(0, v) : v);
-    s.test.forEach((y, h) => {
-      const f = fAt(h);
-      const lo = floor(c.mean[h]! - z80 * f * c.sdLow[h]!);
-      const hi = floor(c.mean[h]! + z80 * f * c.sdHigh[h]!);
-      if (y >= lo && y <= hi) inside++;
-      count++;
-      absSum += Math.abs(y);
-      zq.forEach((z, k) => {
-        const q = floor(c.mean[h]! + z * f * (z < 0 ? c.sdLow[h]! : c.sdHigh[h]!));
-        const d = y - q;
-        loss[k]! += 2 * Math.max(DECILES[k]! * d, (DECILES[k]! - 1) * d);
-      });
-    });
-  }
-  return { coverage: inside / count, wql: loss.reduce((a, b) => a + b / absSum, 0) / DECILES.length };
+  const cases = data[model]!;
+  return intervalScore(
+    series,
+    cases,
+    (i) => {
+      const c = cases[i]!;
+      return rule([...c.z, ...(c.zr ?? [])], series[i]!.horizon, c) ?? 1;
+    },
+    idx,
+  );
 }
 
 const table: Record<string, Record<string, Record<string, { coverage: number; wql: number }>>> = {};
@@ -377,20 +337,9 @@ for (const [name, rule] of Object.entries(RULES)) {
   table[name] = {};
   lines.push(`### rule: ${name}`, '', '| model | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
   for (const model of Object.keys(data)) {
-    const row: Record<string, { coverage: number; wql: number }> = {};
-    for (const f of FREQUENCIES)
-      row[f] = score(
-        model,
-        rule,
-        series.map((s, i) => (s.frequency === f ? i : -1)).filter((i) => i >= 0),
-      );
-    row.all = score(
-      model,
-      rule,
-      series.map((_, i) => i),
-    );
+    const { row, cells } = scoreByFrequency(series, (idx) => score(model, rule, idx));
     table[name][model] = row;
-    lines.push(`| ${model} | ${[...FREQUENCIES, 'all'].map((f) => `${(100 * row[f]!.coverage).toFixed(1)}% / ${row[f]!.wql.toFixed(4)}`).join(' | ')} |`);
+    lines.push(`| ${model} | ${cells} |`);
   }
   lines.push('');
 }
@@ -421,18 +370,10 @@ if (process.env.BY_WINDOWS) {
   }
 }
 console.log(lines.join('\n'));
-const dir = path.join(repoRoot, 'bench', 'results');
-writeFileSync(
-  path.join(dir, `${values.out}.json`),
-  `${JSON.stringify({ generatedAt: new Date().toISOString(), every, series: series.length, table }, null, 2)}\n`,
-);
-writeFileSync(
-  path.join(dir, `${values.out}.md`),
-  [
-    '# M3: 80% interval coverage / WQL per calibration rule',
-    '',
-    `Generated ${new Date().toISOString()} by \`node bench/m3-intervals.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (every ${every}th), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests.`,
-    '',
-    ...lines,
-  ].join('\n'),
+writeStudy(
+  values.out,
+  { every, series: series.length, table },
+  'M3: 80% interval coverage / WQL per calibration rule',
+  `by \`node bench/m3-intervals.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (every ${every}th), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests.`,
+  lines,
 );
