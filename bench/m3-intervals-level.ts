@@ -12,16 +12,13 @@
  *   SHARED_DIR=/work/shared node bench/m3-intervals-level.ts [--models drift,naive,theta,ces] [--every 1] [--cache /tmp/study]
  *
  * The model's fit and backtests (the refits or, where the model has one, the search again, as the
- * service) are cached per model in --cache; every rule is applied to the same numbers. Writes
+ * service) are cached per model in --cache (lib/backtests.ts); every rule is applied to the same numbers. Writes
  * bench/results/m3-intervals-level.{md,json}. In-process, one thread.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { calibrationOptions } from '../src/engine/models/common.ts';
-import { type BacktestWindow, backtestForecasts, factorFromWindows } from '../src/engine/stats/calibrate.ts';
-import { FITTERS } from './lib/fitters.ts';
-import { intervalScore, loadM3, type M3Series, scoreByFrequency, writeStudy } from './lib/m3.ts';
+import { type BacktestWindow, factorFromWindows } from '../src/engine/stats/calibrate.ts';
+import { type Case, fitCases, serviceFactor } from './lib/backtests.ts';
+import { intervalScore, loadM3, type M3Series, scoreByFrequency, subsetLabel, writeStudy } from './lib/m3.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,59 +31,11 @@ const { values } = parseArgs({
 const every = Number(values.every);
 const series = loadM3().filter((_, i) => i % every === 0);
 
-/** One backtest window: origin, signed errors and the sd the window's own forecast gave each (by the error's sign). */
-interface Win {
-  o: number;
-  e: number[];
-  sdo: number[];
-}
-interface Case {
-  mean: number[];
-  sdLow: number[];
-  sdHigh: number[];
-  w: Win[];
-}
-
-function fitCases(model: string): Case[] {
-  const fit = FITTERS[model];
-  if (!fit) throw new Error(`unknown model ${model}`);
-  mkdirSync(values.cache, { recursive: true });
-  const file = path.join(values.cache, `${model}-every${every}.json`);
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Case[];
-  const t0 = performance.now();
-  const cases = series.map((s): Case => {
-    const fc = fit(s.train, { horizon: s.horizon, seasonLength: s.seasonality });
-    const refit = fc.refit ?? ((train: number[], h: number) => fit(train, { horizon: h, seasonLength: s.seasonality }));
-    const opts = calibrationOptions(4, s.seasonality);
-    // As the service (ADR 0036): the search again where the model has one, the refits if every search failed.
-    let bf = fc.research ? backtestForecasts(s.train, s.horizon, fc.research, opts) : [];
-    if (bf.length === 0) bf = backtestForecasts(s.train, s.horizon, refit, opts);
-    const w = bf.map(({ origin, fc: b }) => {
-      const e: number[] = [];
-      const sdo: number[] = [];
-      for (let t = 0; t < b.mean.length; t++) {
-        const err = s.train[origin + t]! - b.mean[t]!;
-        e.push(err);
-        sdo.push(err >= 0 ? b.sdHigh[t]! : b.sdLow[t]!);
-      }
-      return { o: origin, e, sdo };
-    });
-    return { mean: fc.mean, sdLow: fc.sdLow, sdHigh: fc.sdHigh, w };
-  });
-  writeFileSync(file, JSON.stringify(cases));
-  console.error(`${model}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return cases;
-}
-
 type Rule = (s: M3Series, c: Case) => number;
 const factorOf = (ws: BacktestWindow[], h: number): number => factorFromWindows(ws, h)?.factor ?? 1;
 const finalSd = (c: Case, e: number, t: number): number => (e >= 0 ? c.sdHigh[t]! : c.sdLow[t]!);
 const usable = (z: number): number => (Number.isFinite(z) ? z : Number.NaN);
-const service: Rule = (s, c) =>
-  factorOf(
-    c.w.map((w) => ({ origin: w.o, z: w.e.map((e, t) => usable(Math.abs(e / w.sdo[t]!))) })),
-    s.horizon,
-  );
+const service: Rule = (s, c) => serviceFactor(c, s.horizon);
 function levelAt(y: readonly number[], t: number, k: number): number {
   let sum = 0;
   for (let i = t - k; i < t; i++) sum += y[i]!;
@@ -146,7 +95,7 @@ function score(cases: Case[], rule: Rule, idx: readonly number[]): { coverage: n
 const table: Record<string, Record<string, Record<string, { coverage: number; wql: number }>>> = {};
 const lines: string[] = [];
 for (const model of values.models.split(',')) {
-  const cases = fitCases(model);
+  const cases = fitCases(model, series, values.cache, `every${every}`);
   table[model] = {};
   lines.push(`### ${model}`, '', '| rule | yearly | quarterly | monthly | other | all |', '|---|---|---|---|---|---|');
   for (const [name, rule] of Object.entries(RULES)) {
@@ -161,6 +110,6 @@ writeStudy(
   values.out,
   { every, series: series.length, table },
   'M3: backtest errors rescaled to the last level (calibration study)',
-  `by \`node bench/m3-intervals-level.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (${every === 1 ? 'all of M3' : `every ${every === 2 ? '2nd' : every === 3 ? '3rd' : `${every}th`} series`}), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests; the first row is the service's (on all of M3 it reproduces bench/results/m3-accuracy.md).`,
+  `by \`node bench/m3-intervals-level.ts ${process.argv.slice(2).join(' ')}\` over ${series.length} M3 series (${subsetLabel(every)}), official horizons. Each cell: share of test values inside the 80% interval (target 77-83%) / weighted quantile loss over the nine deciles (lower is better). Every rule is applied to the same fits and backtests; the first row is the service's (on all of M3 it reproduces bench/results/m3-accuracy.md).`,
   lines,
 );

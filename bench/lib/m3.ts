@@ -125,3 +125,11 @@ export function writeStudy(name: string, figures: Record<string, unknown>, title
   writeFileSync(path.join(dir, `${name}.json`), `${JSON.stringify({ generatedAt: at, ...figures }, null, 2)}\n`);
   writeFileSync(path.join(dir, `${name}.md`), [`# ${title}`, '', `Generated ${at} ${intro}`, '', ...lines].join('\n'));
 }
+
+/** "all of M3", "every 2nd series", "every 3rd series", "every 10th series". */
+export function subsetLabel(every: number): string {
+  if (every === 1) return 'all of M3';
+  const suffix =
+    every % 10 === 1 && every % 100 !== 11 ? 'st' : every % 10 === 2 && every % 100 !== 12 ? 'nd' : every % 10 === 3 && every % 100 !== 13 ? 'rd' : 'th';
+  return `every ${every}${suffix} series`;
+}
