@@ -14,6 +14,7 @@
  * Writes bench/results/m3-interval-cohorts.{md,json}. In-process, one thread.
  */
 import { parseArgs } from 'node:util';
+import { mulberry32 } from '../src/engine/stats/prng.ts';
 import { type Case, fitCases, serviceFactor } from './lib/backtests.ts';
 import { FREQUENCIES, intervalScore, loadM3, type M3Series, subsetLabel, writeStudy } from './lib/m3.ts';
 
@@ -38,18 +39,6 @@ function testStartYear(s: M3Series & { start?: number[] }): number {
 }
 const category = (s: M3Series): string => (s as M3Series & { category?: string }).category ?? '?';
 
-/** Deterministic uniform numbers (mulberry32), so the intervals are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Test values inside the calibrated 80% interval, per series. */
 function insidePerSeries(cases: Case[]): number[] {
   return series.map((s, i) => intervalScore(series, cases, (k) => serviceFactor(cases[k]!, series[k]!.horizon), [i]).coverage * s.test.length);
@@ -67,7 +56,7 @@ function clusterInterval(inside: number[], idx: number[], reps = 2000): [number,
     clusters.set(key, c);
   }
   const list = [...clusters.values()];
-  const draw = rng(20261127);
+  const draw = mulberry32(20261127);
   const out: number[] = [];
   for (let r = 0; r < reps; r++) {
     let a = 0;
