@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { shrunkWeights } from '../src/ensemble/service.ts';
+import { selectMembers, shrunkWeights } from '../src/ensemble/service.ts';
 import { loadM3, mase, repoRoot, smape } from './lib/m3.ts';
 
 const { values, positionals } = parseArgs({
@@ -28,10 +28,7 @@ const ranked = (d: D): string[] => Object.keys(d.scores).sort((a, b) => d.scores
 
 /** The service's rule with a yardstick margin and a top_n: its weights (`shrunkWeights`: half 1/score, half equal). */
 function serviceRule(d: D, top: number, margin: number): number[] {
-  const r = ranked(d);
-  let ms = r.filter((m) => d.scores[m]! <= margin * d.yardstick);
-  if (ms.length === 0) ms = r.slice(0, 1);
-  ms = ms.slice(0, top);
+  const ms = selectMembers(ranked(d), (m) => d.scores[m]!, d.yardstick, top, margin).members;
   return avg(
     ms.map((m) => d.means[m]!),
     shrunkWeights(ms.map((m) => d.scores[m]!)),

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FitContext } from '../src/engine/models/common.ts';
 import { smape as windowSmape } from '../src/ensemble/metrics.ts';
-import { heldOutLength, seasonalNaive, shrunkWeights, YARDSTICK_MARGIN } from '../src/ensemble/service.ts';
+import { heldOutLength, seasonalNaive, selectMembers, shrunkWeights } from '../src/ensemble/service.ts';
 import { FITTERS } from './lib/fitters.ts';
 import { FREQUENCIES, loadM3, mase, smape, subsetLabel, writeStudy } from './lib/m3.ts';
 
@@ -124,8 +124,7 @@ function ensemble(candidates: readonly string[], topN: number): (i: number) => n
       .map((m) => ({ m, score: windowSmape(actual, rows[m]![i]!.back) }))
       .filter((c) => Number.isFinite(c.score))
       .sort((a, b) => a.score - b.score || a.m.localeCompare(b.m));
-    const kept = ranked.filter((c) => !(c.score > YARDSTICK_MARGIN * yardstick));
-    const top = (kept.length > 0 ? kept : ranked.slice(0, 1)).slice(0, topN);
+    const top = selectMembers(ranked, (c) => c.score, yardstick, topN).members;
     const w = shrunkWeights(top.map((c) => c.score));
     return s.test.map((_, h) => top.reduce((a, c, k) => a + w[k]! * rows[c.m]![i]!.final[h]!, 0));
   };

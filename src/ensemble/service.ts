@@ -96,6 +96,22 @@ export function shrunkWeights(scores: number[]): number[] {
 }
 
 /**
+ * The blend's members among candidates already ranked (best score first): those scoring at most
+ * `margin` times the yardstick's score (every one when the yardstick has no finite score), or the
+ * best alone when none does; then the first `topN`. `eligible` lists the candidates the yardstick kept.
+ */
+export function selectMembers<T>(
+  ranked: readonly T[],
+  scoreOf: (t: T) => number,
+  yardstick: number,
+  topN: number,
+  margin = YARDSTICK_MARGIN,
+): { members: T[]; eligible: T[] } {
+  const eligible = ranked.filter((t) => !Number.isFinite(yardstick) || scoreOf(t) <= margin * yardstick);
+  return { members: (eligible.length > 0 ? eligible : ranked.slice(0, 1)).slice(0, topN), eligible };
+}
+
+/**
  * The seasonal-naive forecast of `train` for `h` steps (the last season repeated; the last value
  * when the season is 1 or longer than the data): the yardstick a member must beat on the backtest.
  */
@@ -433,11 +449,10 @@ export async function executeEnsemble(
   // YARDSTICK_MARGIN times worse is not blended (if every candidate does, the best one alone answers).
   let yardstick = 0;
   for (let k = 0; k < plan.windows; k++) yardstick += scoreBacktest(plan, null, season, k) / plan.windows;
-  const beatsYardstick = (e: Evaluated): boolean => !Number.isFinite(yardstick) || e.score <= YARDSTICK_MARGIN * yardstick;
-  const eligible = evaluated.filter(beatsYardstick);
-  const members = (eligible.length > 0 ? eligible : evaluated.slice(0, 1)).slice(0, req.top_n);
+  const { members, eligible } = selectMembers(evaluated, (e) => e.score, yardstick, req.top_n);
   const inEnsemble = new Set(members.map((m) => m.candidate.model));
-  const lostToYardstick = evaluated.filter((e) => !beatsYardstick(e)).map((e) => e.candidate.model);
+  const kept = new Set(eligible);
+  const lostToYardstick = evaluated.filter((e) => !kept.has(e)).map((e) => e.candidate.model);
   const yardstickNote =
     lostToYardstick.length === 0
       ? []
@@ -479,7 +494,7 @@ export async function executeEnsemble(
         weight: w,
         selection_reason: inEnsemble.has(e.candidate.model)
           ? `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): in the ensemble with weight ${w.toFixed(4)}`
-          : !beatsYardstick(e)
+          : !kept.has(e)
             ? `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): more than ${MARGIN_TEXT} worse than seasonal naive (${yardstick.toFixed(4)})`
             : `rank ${k + 1} of ${evaluated.length} by backtest ${req.scoring_metric} (${e.score.toFixed(4)}): outside top_n=${req.top_n}`,
         result: e.result,

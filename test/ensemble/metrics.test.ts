@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inverseScoreWeights } from '../../src/ensemble/blend.ts';
 import { mase, maseScale, smape, weightedQuantileLoss } from '../../src/ensemble/metrics.ts';
-import { backtestWindows, heldOutLength, seasonalNaive, shrunkWeights } from '../../src/ensemble/service.ts';
+import { backtestWindows, heldOutLength, seasonalNaive, selectMembers, shrunkWeights } from '../../src/ensemble/service.ts';
 
 describe('ensemble metrics', () => {
   test('sMAPE: hand-computed values; 0/0 counts as 0; NaN actuals skipped', () => {
@@ -61,6 +61,25 @@ describe('ensemble metrics', () => {
     assert.ok(Math.abs((w[0] as number) - (0.5 * 4) / 7 - 0.5 / 3) < 1e-12);
     assert.ok((w[0] as number) > (w[1] as number) && (w[1] as number) > (w[2] as number));
     assert.ok((w[2] as number) >= 0.5 / 3, 'every member keeps at least half an equal share');
+  });
+
+  test('members: within 25% of the yardstick, else the best alone; then the top_n (ADR 0035)', () => {
+    const ranked = [1, 2, 3, 10];
+    const pick = (yardstick: number, topN: number, margin?: number) => selectMembers(ranked, (s) => s, yardstick, topN, margin);
+    // Yardstick 4: up to 5 is kept; 10 is not.
+    assert.deepEqual(pick(4, 3), { members: [1, 2, 3], eligible: [1, 2, 3] });
+    assert.deepEqual(pick(4, 2).members, [1, 2]);
+    // Yardstick 2: up to 2.5 (the margin lets 2 in, not 3).
+    assert.deepEqual(pick(2, 3), { members: [1, 2], eligible: [1, 2] });
+    // Yardstick 2.5: 3 is 20% worse, within the margin.
+    assert.deepEqual(pick(2.5, 3).members, [1, 2, 3]);
+    // Every candidate more than 25% worse: the best one alone answers.
+    assert.deepEqual(pick(0.5, 3), { members: [1], eligible: [] });
+    // No finite yardstick (seasonal naive unscored): no candidate is left out.
+    assert.deepEqual(pick(Number.NaN, 10).members, ranked);
+    // Another margin: 1 is the strict yardstick (equal scores still pass).
+    assert.deepEqual(pick(2, 3, 1).members, [1, 2]);
+    assert.deepEqual(pick(1.9, 3, 1).members, [1]);
   });
 
   test('seasonal naive yardstick repeats the last season, or the last value', () => {
