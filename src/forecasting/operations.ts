@@ -142,6 +142,7 @@ export const forecastOperations = [
     scope: 'forecast',
     errors: AUTH_ERRORS,
     spendsCredits: false,
+    readOnly: true,
     example: { request: QUOTE_EXAMPLE },
     mcpExample: JSON.stringify(QUOTE_EXAMPLE),
     run: ({ deps, caller, input }) => quoteCall(deps, principalOf(caller), input.operation, input.request),

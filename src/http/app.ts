@@ -18,6 +18,7 @@ import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
 import { ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
+import { MCP_PATH } from '../oauth/endpoints.ts';
 import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shared/json-sliced.ts';
 
@@ -38,6 +39,8 @@ declare module 'fastify' {
     responseHeaders?: Record<string, { type: string; description: string }>;
     /** Large numeric arrays of the body read into typed columns (the operation's `bodyColumns`). */
     bodyColumns?: ColumnsOption;
+    /** The route only answers 405 (GET and DELETE /mcp): other methods' 405 does not offer it. */
+    methodNotAllowed?: boolean;
   }
 }
 
@@ -179,6 +182,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   // take?": a wrong method is a 405 with Allow, not a 404 (find-my-way is Fastify's own router).
   const paths = FindMyWay({ ignoreTrailingSlash: true });
   app.addHook('onRoute', (route) => {
+    // A route that only answers 405 (GET /mcp) is not a method the path takes.
+    if (route.config?.methodNotAllowed) return;
     for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
       if (!paths.hasRoute(m as HTTPMethod, route.url)) paths.on(m as HTTPMethod, route.url, () => {});
     }
@@ -247,6 +252,8 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       ['body', req.body],
     ] as const;
     for (const [root, value] of parts) {
+      // The MCP endpoint checks its body itself, after the credential, and answers in JSON-RPC (src/mcp/routes.ts).
+      if (root === 'body' && req.routeOptions.url === MCP_PATH && req.method === 'POST') continue;
       const problem = await findJsonProblemSliced(value);
       if (!problem) continue;
       if (req.url.startsWith('/oauth/')) {

@@ -23,6 +23,7 @@ export const keyOperations = [
     },
     errors: [400, 401, 422],
     spendsCredits: false,
+    readOnly: true,
     run: async ({ deps, caller, input }) => {
       let p = caller.principal;
       const token = input.api_key ?? (p ? null : caller.credential());

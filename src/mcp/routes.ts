@@ -5,14 +5,15 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { principalOf } from '../http/auth.ts';
 import type { Deps } from '../deps-types.ts';
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../shared/errors.ts';
+import { AppError, reportError, ValidationFailure } from '../shared/errors.ts';
+import { findJsonProblemSliced } from '../shared/json.ts';
 import { BodyParseError } from '../http/validation.ts';
 import { operations } from '../operations.ts';
 import type { ZApp } from '../http/types.ts';
 import { allowCrossOrigin } from '../oauth/cors.ts';
 import { MCP_PATH, mcpResourceMetadataUrl } from '../oauth/endpoints.ts';
 import { MCP_SCOPE } from '../oauth/schemas.ts';
-import { listTools, registerTools } from './tools.ts';
+import { errorText, listTools, registerTools } from './tools.ts';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
@@ -44,6 +45,46 @@ export const MCP_INSTRUCTIONS = [
 export function mcpRequestPoints(body: unknown): number {
   const messages = Array.isArray(body) ? body : [body];
   return messages.filter((m) => (m as { method?: unknown } | null)?.method !== 'tools/call').length;
+}
+
+type JsonRpcReply = { status: number; body: Record<string, unknown> };
+
+const rpcId = (m: unknown): string | number | null => {
+  const id = (m as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+/**
+ * What the MCP endpoint refuses before the SDK reads a message, after the credential is checked:
+ * - a JSON-RPC batch (an array): MCP removed batching in protocol 2025-06-18, and a batch would
+ *   multiply what one HTTP request may ask for (each call has MCP_MAX_OUTPUT_VALUES of answer);
+ * - what no database can store (NUL, lone surrogates), nesting deeper than MAX_JSON_DEPTH or an
+ *   object of too many members (the checks every REST body gets in src/http/app.ts). In a tool's
+ *   arguments it is that tool's error result (isError, the field at fault), as for any bad argument;
+ *   elsewhere a JSON-RPC Invalid Request.
+ */
+export async function refuseBody(body: unknown): Promise<JsonRpcReply | null> {
+  if (Array.isArray(body)) {
+    return {
+      status: 400,
+      body: {
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them); send one message per POST' },
+        id: null,
+      },
+    };
+  }
+  const problem = await findJsonProblemSliced(body);
+  if (!problem) return null;
+  const [p0, p1, ...rest] = problem.path;
+  const msg = body as { method?: unknown; params?: { name?: unknown } };
+  if (msg.method === 'tools/call' && p0 === 'params' && p1 === 'arguments' && rpcId(body) !== null) {
+    const report = reportError(new ValidationFailure([{ path: rest, msg: problem.msg, type: problem.type }]), []);
+    const text = report ? errorText(report) : problem.msg;
+    return { status: 200, body: { jsonrpc: '2.0', id: rpcId(body), result: { isError: true, content: [{ type: 'text', text }] } } };
+  }
+  const where = problem.path.join('.') || '(message)';
+  return { status: 400, body: { jsonrpc: '2.0', error: { code: -32600, message: `Invalid Request: ${where}: ${problem.msg}` }, id: rpcId(body) } };
 }
 
 /**
@@ -86,11 +127,21 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
     errorHandler: (err, req, reply) => {
       if (err instanceof AppError) {
         if (err.code === 'missing_credential' || err.code === 'invalid_credential') return unauthorized(reply, err.code, err.message);
-        return reply.code(err.status).headers(err.headers).send({ error: err.message, code: err.code });
+        // Refusals before any message is read (429 rate_limited, 403 …): JSON-RPC, with the API's code and status as data.
+        return reply
+          .code(err.status)
+          .headers(err.headers)
+          .send({ jsonrpc: '2.0', error: { code: -32000, message: err.message, data: { code: err.code, status: err.status } }, id: null });
       }
       // A body that is not JSON is a JSON-RPC parse error, not a REST validation error.
       if (err instanceof BodyParseError) {
-        return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be JSON' }, id: null });
+        const encoding = req.headers['content-encoding'];
+        if (encoding && encoding !== 'identity') {
+          return reply
+            .code(415)
+            .send({ jsonrpc: '2.0', error: { code: -32000, message: `Unsupported Content-Encoding ${encoding}: send the JSON uncompressed` }, id: null });
+        }
+        return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body must be JSON (${err.detail})` }, id: null });
       }
       if ((err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
         return reply.code(415).send({ jsonrpc: '2.0', error: { code: -32000, message: 'Unsupported Media Type: send application/json' }, id: null });
@@ -112,6 +163,8 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       // Bearer only: the browser's session cookie does not open the MCP endpoint.
       if (!req.headers.authorization) return unauthorized(reply, 'missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
       const who = principalOf(req);
+      const refusal = await refuseBody(req.body);
+      if (refusal) return reply.code(refusal.status).send(refusal.body);
 
       const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS, jsonSchemaValidator });
       registerTools(
@@ -148,6 +201,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       method,
       url: MCP_PATH,
       schema: { hide: true },
+      config: { methodNotAllowed: true },
       handler: async (_req, reply) =>
         reply
           .code(405)

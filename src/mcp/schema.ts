@@ -6,8 +6,9 @@ const SAFE_INT = Number.MAX_SAFE_INTEGER;
 
 /**
  * A tool's input schema as a model should read it: the JSON Schema of the same zod schema the
- * call is validated with, less what only costs tokens. `null` alternatives are dropped (leaving a
- * field out means the same), as are aliases and compatibility-only fields (still accepted, not
+ * call is validated with, less what only costs tokens. A property's `null` alternative is dropped
+ * (leaving the field out means the same); a `null` inside an array stays (a missing value in a
+ * series has no other spelling). Also dropped: aliases and compatibility-only fields (still accepted, not
  * advertised), ±2^53 bounds, key-name constraints and `$schema`.
  */
 export function leanToolSchema(schema: z.ZodObject): Json {
@@ -18,19 +19,20 @@ export function leanToolSchema(schema: z.ZodObject): Json {
 
 const HIDDEN = /^(Alias of |Accepted for compatibility)/;
 
-function lean(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(lean);
+/** `dropNull`: the node is an object property's value (or an alternative of one), where null means absent. */
+function lean(node: unknown, dropNull = false): unknown {
+  if (Array.isArray(node)) return node.map((x) => lean(x, dropNull));
   if (!node || typeof node !== 'object') return node;
   let n = { ...(node as Json) };
   const anyOf = n.anyOf as Json[] | undefined;
-  if (Array.isArray(anyOf)) {
+  if (dropNull && Array.isArray(anyOf)) {
     const rest = anyOf.filter((a) => a.type !== 'null');
     if (rest.length === 1) {
       const { anyOf: _drop, ...outer } = n;
       n = { ...(rest[0] as Json), ...outer };
     } else n.anyOf = rest;
   }
-  if (Array.isArray(n.type)) {
+  if (dropNull && Array.isArray(n.type)) {
     const types = (n.type as string[]).filter((t) => t !== 'null');
     n.type = types.length === 1 ? types[0] : types;
   }
@@ -47,10 +49,16 @@ function lean(node: unknown): unknown {
       for (const [name, p] of Object.entries(v as Json)) {
         const d = (p as Json | null)?.description;
         if (typeof d === 'string' && HIDDEN.test(d)) continue;
-        props[name] = lean(p);
+        props[name] = lean(p, true);
       }
       out[k] = props;
-    } else out[k] = lean(v);
+    } else out[k] = lean(v, k === 'anyOf' && dropNull);
+  }
+  // anyOf [{type: number}, {type: null}] says the same as type: [number, null], in fewer tokens.
+  const alts = out.anyOf as Json[] | undefined;
+  if (Array.isArray(alts) && out.type === undefined && alts.every((a) => Object.keys(a).length === 1 && typeof a.type === 'string')) {
+    const { anyOf: _alts, ...rest } = out;
+    return { type: alts.map((a) => a.type), ...rest };
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { leanToolSchema } from './schema.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
@@ -83,7 +83,7 @@ export function listTools(ops: readonly Operation[]): Tool[] {
     title: op.summary,
     description: toolDescription(op),
     inputSchema: leanToolSchema(toolInput(op, op.mcpInput ?? op.input)) as Tool['inputSchema'],
-    annotations: op.spendsCredits ? SPEND : READ,
+    annotations: toolAnnotations(op),
   }));
 }
 
@@ -91,8 +91,22 @@ function toolDescription(op: Operation): string {
   return `${op.description} (${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')})${op.mcpExample ? ` Example arguments: ${op.mcpExample}` : ''}`;
 }
 
-const SPEND = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-const READ = { readOnlyHint: true, openWorldHint: false };
+/**
+ * A tool's MCP annotations, from its declaration: read-only when it spends no credits and is a GET
+ * or declared `readOnly` (hosts may call those without asking); every other tool changes state, a
+ * DELETE destructively. `openWorld` declarations fetch URLs the caller names.
+ */
+export function toolAnnotations(op: Pick<Operation, 'method' | 'spendsCredits' | 'readOnly' | 'openWorld'>): ToolAnnotations {
+  const openWorldHint = op.openWorld === true;
+  if (!op.spendsCredits && (op.method === 'GET' || op.readOnly === true)) return { readOnlyHint: true, openWorldHint };
+  return {
+    readOnlyHint: false,
+    destructiveHint: op.method === 'DELETE',
+    // The same arguments again change nothing more: a DELETE, or a PATCH that sets fields.
+    idempotentHint: op.method === 'DELETE' || op.method === 'PATCH',
+    openWorldHint,
+  };
+}
 
 /**
  * The MCP adapter: every declared operation becomes a tool named by its operation id, with the
@@ -117,7 +131,7 @@ export function registerTools(server: McpServer, appDeps: Deps, c: ToolCallConte
         // No outputSchema: results are JSON in the text block (and structuredContent), with the
         // shapes of the HTTP API's responses (/openapi.json). Output schemas made tools/list four
         // times larger for no gain to a model reading the text.
-        annotations: op.spendsCredits ? SPEND : READ,
+        annotations: toolAnnotations(op),
       },
       async (args: unknown): Promise<CallToolResult> => {
         try {

@@ -25,6 +25,8 @@ export const seriesOperations = [
     errors: [...AUTH_ERRORS, 413, 415, 502, 504],
     points: ingestPoints,
     spendsCredits: false,
+    readOnly: true,
+    openWorld: true,
     example: { request: INGEST_EXAMPLE },
     mcpExample: JSON.stringify(INGEST_EXAMPLE),
     run: ({ deps, input }) => ingestSeries(deps, input),

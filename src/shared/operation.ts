@@ -93,6 +93,14 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   /** Uses credits (MCP annotations: not read-only). */
   spendsCredits: boolean;
   /**
+   * A POST that changes nothing (a quote, a check): MCP `readOnlyHint`. Without it an operation is
+   * read-only when it is a GET that spends no credits; every other one changes state (src/mcp/tools.ts,
+   * `toolAnnotations`), so hosts ask before calling it.
+   */
+  readOnly?: boolean;
+  /** Fetches URLs the caller names, now or later (ingest, schedules): MCP `openWorldHint`. */
+  openWorld?: boolean;
+  /**
    * Accepts an idempotency key (REST `Idempotency-Key` header, MCP `idempotency_key` argument):
    * set by `idempotent()` (src/idempotency/operation.ts), which also wraps `run`/`runSerialised`.
    */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { operations } from '../../src/operations.ts';
 import { call, createKey, DB_KIND, registerUser, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, RecordingMeter, type ListeningApp } from '../helpers/listen.ts';
@@ -119,6 +120,44 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     assert.equal(items[0]?.replace(/:0$/, ''), items[1]?.replace(/:1$/, ''));
   });
 
+  const rpc = (body: unknown, token: string | null = key) =>
+    call(t, 'POST', '/mcp', { ...(token ? { token } : {}), body, headers: { accept: 'application/json, text/event-stream' } });
+
+  test('a JSON-RPC batch is refused (400, -32600) before any tool runs: one HTTP request cannot multiply the output cap', async () => {
+    const msg = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'forecast', arguments: ONE } });
+    const before = meter.committed.length;
+    const r = await rpc([msg(1), msg(2)]);
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.error.code, -32600);
+    assert.match(r.body.error.message, /batches are not supported/);
+    assert.equal(meter.committed.length, before, 'nothing ran, nothing charged');
+  });
+
+  test('a NUL in tool arguments is that tool’s error result with the field; without a credential it is still 401 first', async () => {
+    const args = { model: 'echo-last', inputs: [{ target: [1, 2, 3], item_id: 'a\u0000b' }], parameters: { prediction_length: 1 } };
+    const body = { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'forecast', arguments: args } };
+    const r = await rpc(body);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.id, 9);
+    assert.equal(r.body.result.isError, true);
+    assert.match(r.body.result.content[0].text, /^Error validation_error \(HTTP 422\): [\s\S]*\n- inputs\.0\.item_id: /);
+    const anon = await rpc(body, null);
+    assert.equal(anon.status, 401);
+    assert.match(String(anon.headers['www-authenticate']), /resource_metadata=/);
+    // Elsewhere in the message: a JSON-RPC Invalid Request.
+    const m = await rpc({ jsonrpc: '2.0', id: 'x\u0000', method: 'tools/list' });
+    assert.equal(m.status, 400);
+    assert.equal(m.body.error.code, -32600);
+  });
+
+  test('/mcp takes POST only: GET and DELETE are 405 Allow POST, and so is PUT (which does not offer them)', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT'] as const) {
+      const r = await call(t, method, '/mcp', { token: key });
+      assert.equal(r.status, 405, method);
+      assert.equal(r.headers.allow, 'POST', method);
+    }
+  });
+
   test('MCP errors name tool-argument paths (no body prefix); REST keeps body', async () => {
     const c = await connect();
     const bad = { model: 'echo-last', parameters: { prediction_length: 1 } };
@@ -172,7 +211,8 @@ describe(`what a real MCP client sees (${DB_KIND})`, () => {
     assert.equal(client.getServerCapabilities()?.tools?.listChanged, false);
     const { tools } = await client.listTools();
     const size = JSON.stringify(tools).length;
-    assert.ok(size <= 1536 * tools.length, `tools/list is ${size} bytes for ${tools.length} tools (at most 1.5 KB each on average)`);
+    // 1.6 KB: a null inside a series (a missing value) is advertised, so hosts can send one.
+    assert.ok(size <= 1600 * tools.length, `tools/list is ${size} bytes for ${tools.length} tools (at most 1.6 KB each on average)`);
     const forecast = tools.find((x) => x.name === 'forecast')!;
     const props = forecast.inputSchema.properties as Record<string, { description?: string }>;
     assert.match(props.model?.description ?? '', /listModels/);
@@ -197,6 +237,33 @@ describe(`what a real MCP client sees (${DB_KIND})`, () => {
     const batch = tools.find((x) => x.name === 'forecastBatch')!;
     const items = (batch.inputSchema.properties as { requests: { items: Record<string, unknown> } }).requests.items;
     assert.ok(Object.keys(items).length > 0, JSON.stringify(items));
+    // Every tool's example in its description passes the schema it advertises (the SDK's own
+    // validator, as a host would check it), and a series may hold nulls (missing values).
+    const validator = new AjvJsonSchemaValidator();
+    for (const op of operations) {
+      const listed = tools.find((x) => x.name === op.id)!;
+      const check = validator.getValidator(listed.inputSchema as never);
+      if (op.mcpExample) assert.equal(check(JSON.parse(op.mcpExample)).valid, true, `${op.id}: ${check(JSON.parse(op.mcpExample)).errorMessage}`);
+    }
+    const withNull = { inputs: [{ target: [1, null, 3] }], parameters: { prediction_length: 1 } };
+    for (const name of ['forecast', 'impute', 'detectAnomalies']) {
+      const check = validator.getValidator(tools.find((x) => x.name === name)!.inputSchema as never);
+      const r = check(name === 'forecast' ? { model: 'naive', ...withNull } : withNull);
+      assert.equal(r.valid, true, `${name}: ${r.errorMessage}`);
+    }
+    // Annotations follow the declarations: hosts may call read-only tools without asking.
+    const ann = (name: string) => tools.find((x) => x.name === name)!.annotations;
+    for (const name of ['createSchedule', 'updateSchedule', 'pauseSchedule', 'resumeSchedule', 'deleteSchedule', 'forecast', 'impute']) {
+      assert.equal(ann(name)?.readOnlyHint, false, name);
+    }
+    assert.equal(ann('deleteSchedule')?.destructiveHint, true);
+    assert.equal(ann('pauseSchedule')?.destructiveHint, false);
+    for (const name of ['listModels', 'getSchedule', 'quoteForecast', 'validateCredential', 'ingestSeries']) assert.equal(ann(name)?.readOnlyHint, true, name);
+    for (const name of ['ingestSeries', 'createSchedule', 'updateSchedule']) assert.equal(ann(name)?.openWorldHint, true, name);
+    for (const op of operations) {
+      if (op.method === 'GET') assert.equal(ann(op.id)?.readOnlyHint, true, op.id);
+      if (op.spendsCredits || (op.method !== 'GET' && !op.readOnly)) assert.equal(ann(op.id)?.readOnlyHint, false, op.id);
+    }
     // listModels takes a real boolean.
     const models = await client.callTool({ name: 'listModels', arguments: { available: true } });
     assert.notEqual(models.isError, true, textOf(models));
