@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { keyPolicyOf, type Principal } from '../accounts/credentials.ts';
+import { CREDENTIAL_ENDED, credentialStands } from './credentials.ts';
 import type { DB, ScheduleRunsTable, SchedulesTable } from '../db/schema.ts';
 import type { Deps } from '../deps-types.ts';
 import { ForecastRequest } from '../forecasting/schemas.ts';
@@ -134,6 +135,19 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
           lease_until: null,
         })
         .execute();
+      return;
+    }
+    // The credential that made the schedule must still stand, before anything is fetched (src/schedules/credentials.ts).
+    if (!(await credentialStands(db, schedule.credential_kind, schedule.credential_id, deps.clock.now()))) {
+      const now = deps.clock.now();
+      const reason = CREDENTIAL_ENDED[schedule.credential_kind];
+      await db
+        .updateTable('schedules')
+        .set({ status: 'paused', paused_reason: reason, next_run_at: null, updated_at: now })
+        .where('id', '=', schedule.id)
+        .where('status', '=', 'active')
+        .execute();
+      await ours(run).set({ status: 'skipped', error: reason, finished_at: now, lease_owner: null, lease_until: null }).execute();
       return;
     }
     const principal: Principal = { user, kind: schedule.credential_kind, credentialId: schedule.credential_id };

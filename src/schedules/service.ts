@@ -238,7 +238,16 @@ export async function resumeSchedule(ctx: ScheduleCtx, principal: Principal, id:
   const row = await ownSchedule(ctx, principal, id);
   if (row.status === 'active') return scheduleView(row);
   const now = ctx.clock.now();
-  const set = { status: 'active' as const, paused_reason: null, consecutive_failures: 0, next_run_at: nextRunAfter(row.cron_expression, now), updated_at: now };
+  // Resumed, it runs as whoever resumed it (their key's limits, their OAuth grant, or the account holder in person).
+  const set = {
+    status: 'active' as const,
+    paused_reason: null,
+    consecutive_failures: 0,
+    next_run_at: nextRunAfter(row.cron_expression, now),
+    updated_at: now,
+    credential_kind: principal.kind,
+    credential_id: principal.credentialId,
+  };
   await ctx.database.db.transaction().execute(async (trx) => {
     if (ctx.database.dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', row.user_id).forUpdate().execute();
     const active = await trx

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createScheduler, type Scheduler } from '../../src/schedules/runner.ts';
-import { call, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
+import { call, createKey, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
 import { LOOPBACK_ENV, LocalEndpoints, ManualClock } from './helpers.ts';
 
 const MINUTE = 60_000;
@@ -43,6 +43,18 @@ describe(`scheduled runs (${DB_KIND})`, () => {
     assert.equal(r.status, 200, r.text);
     return r.body as { id: string; secret: string; next_run_at: string };
   }
+  /** An MCP client of the user's (the OAuth tables' foreign keys need one). */
+  async function oauthClient(u: TestUser): Promise<string> {
+    const id = `client-${u.id}`;
+    const c = { id, client_name: 'test', redirect_uris: '[]', token_endpoint_auth_method: 'none' as const, client_secret_hash: null, metadata: '{}' };
+    await t.deps.database.db
+      .insertInto('oauth_clients')
+      .values({ ...c, created_at: clock.now() })
+      .execute();
+    return id;
+  }
+  /** Schedules left active would deliver in later tests' ticks. */
+  const removeSchedules = (u: TestUser) => t.deps.database.db.deleteFrom('schedules').where('user_id', '=', u.id).execute();
   const runs = async (u: TestUser, id: string) => (await call(t, 'GET', `/v1/schedules/${id}/runs`, { token: u.token })).body.data as any[];
   const balance = async (u: TestUser) => (await call(t, 'GET', '/api/account/billing', { token: u.token })).body;
 
@@ -200,6 +212,118 @@ describe(`scheduled runs (${DB_KIND})`, () => {
     assert.equal(run.status, 'failed');
     assert.match(run.error, /refused/);
     await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('a schedule whose API key was revoked pauses before fetching its source; resumed by the account holder, it runs as them', async () => {
+    const u = await registerUser(t);
+    const k = await createKey(t, u, 'scheduler');
+    const s = await newSchedule({ ...u, token: k.key });
+    const del = await call(t, 'DELETE', `/api/account/keys/${k.id}`, { token: u.token });
+    assert.equal(del.status, 200, del.text);
+    const [hits, sent] = [ep.sourceHits, ep.deliveries.length];
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.sourceHits, hits, 'the source is not fetched for a revoked key');
+    assert.equal(ep.deliveries.length, sent);
+    const paused = (await call(t, 'GET', `/v1/schedules/${s.id}`, { token: u.token })).body;
+    assert.equal(paused.status, 'paused');
+    assert.match(paused.paused_reason, /API key .* revoked or expired; resume it/);
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'skipped');
+    const resumed = await call(t, 'POST', `/v1/schedules/${s.id}/resume`, { token: u.token });
+    assert.equal(resumed.status, 200, resumed.text);
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, sent + 1, 'resumed by the account holder, it runs as them');
+    await removeSchedules(u);
+  });
+
+  it('signing out everywhere pauses the schedules made with sessions or OAuth; those made with a key keep running', async () => {
+    const u = await registerUser(t);
+    const k = await createKey(t, u, 'kept');
+    const bySession = await newSchedule(u);
+    const byKey = await newSchedule({ ...u, token: k.key });
+    const byOAuth = await newSchedule(u);
+    // An MCP client's grant: an access token and a refresh token (as the OAuth token endpoint makes them).
+    const db = t.deps.database.db;
+    const now = clock.now();
+    const client = await oauthClient(u);
+    const token = (id: string, kind: 'access' | 'refresh', ttl: number) => ({
+      id,
+      kind,
+      token_hash: `hash-${id}`,
+      grant_id: `grant-${u.id}`,
+      client_id: client,
+      user_id: u.id,
+      scope: 'mcp',
+      resource: 'http://x/mcp',
+      created_at: now,
+      expires_at: now + ttl,
+      revoked_at: null,
+    });
+    await db
+      .insertInto('oauth_tokens')
+      .values([token(`at-${u.id}`, 'access', MINUTE / 2), token(`rt-${u.id}`, 'refresh', 30 * 24 * 60 * MINUTE)])
+      .execute();
+    await db
+      .updateTable('schedules')
+      .set({ credential_kind: 'oauth', credential_id: `at-${u.id}` })
+      .where('id', '=', byOAuth.id)
+      .execute();
+    // The access token expires within the minute; the grant (its refresh token) still holds: the run goes ahead.
+    const sent = ep.deliveries.length;
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, sent + 3);
+    const out = await call(t, 'POST', '/api/auth/sign-out-everywhere', { token: u.token });
+    assert.equal(out.status, 200, out.text);
+    const status = async (id: string) => await db.selectFrom('schedules').select(['status', 'paused_reason']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal((await status(bySession.id)).status, 'paused');
+    assert.match(String((await status(bySession.id)).paused_reason), /signed out everywhere/);
+    assert.equal((await status(byOAuth.id)).status, 'paused');
+    assert.match(String((await status(byOAuth.id)).paused_reason), /MCP client .* lost its authorization/);
+    assert.equal((await status(byKey.id)).status, 'active');
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.deliveries.length, sent + 4, 'only the key’s schedule ran');
+    await removeSchedules(u);
+  });
+
+  it('a schedule made by an MCP client stops when its grant is revoked, before fetching', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    const db = t.deps.database.db;
+    const now = clock.now();
+    const client = await oauthClient(u);
+    await db
+      .insertInto('oauth_tokens')
+      .values({
+        id: `at2-${u.id}`,
+        kind: 'access',
+        token_hash: `hash2-${u.id}`,
+        grant_id: `grant2-${u.id}`,
+        client_id: client,
+        user_id: u.id,
+        scope: 'mcp',
+        resource: 'http://x/mcp',
+        created_at: now,
+        expires_at: now + 60 * MINUTE,
+        revoked_at: null,
+      })
+      .execute();
+    await db
+      .updateTable('schedules')
+      .set({ credential_kind: 'oauth', credential_id: `at2-${u.id}` })
+      .where('id', '=', s.id)
+      .execute();
+    await db.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', `grant2-${u.id}`).execute();
+    const hits = ep.sourceHits;
+    clock.advance(MINUTE);
+    await sched.tick();
+    assert.equal(ep.sourceHits, hits);
+    const row = await db.selectFrom('schedules').select(['status']).where('id', '=', s.id).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'paused');
+    await removeSchedules(u);
   });
 
   it("a deleted account's schedules stop", async () => {
