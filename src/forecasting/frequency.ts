@@ -8,10 +8,15 @@ import { RawJson } from '../shared/json.ts';
  * Accepted (an optional integer multiple may precede any code, e.g. `15min`, `2h`, `3D`):
  *   s / S            seconds                 min / T     minutes
  *   h / H            hours                   D           calendar days
- *   B                business days (Mon–Fri) W / W-SUN…  weeks (7 days)
+ *   B                business days (Mon–Fri) W           weeks (7 days from the start)
  *   MS               month start             M / ME      month end
  *   QS               quarter start           Q / QE      quarter end
  *   YS / AS          year start              Y / YE / A  year end
+ *
+ * Anchors, as pandas: `W-SUN` … `W-SAT` (weeks ending on that weekday: a start on another day
+ * rolls forward to it), `Q-NOV`, `QE-NOV`, `QS-FEB` (quarters ending or starting in that month and
+ * every third month from it), `A-JUN`, `Y-JUN`, `YE-JUN`, `AS-JUL`, `YS-JUL` (years ending or
+ * starting in that month). Any other suffix is unknown.
  */
 export type Unit = 'second' | 'minute' | 'hour' | 'day' | 'bday' | 'week' | 'month' | 'quarter' | 'year';
 
@@ -23,7 +28,17 @@ export interface Frequency {
   periodEnd: boolean;
   /** The main seasonal cycle for this frequency, in steps (1 = none). */
   seasonLength: number;
+  /**
+   * An anchor suffix: for weeks the weekday steps land on (0 = Sunday); for quarters and years the
+   * phase of their period boundaries in months (0: quarters start in January, April …, years in
+   * January; see `monthStep`). Absent: weeks step from the start, periods are calendar ones.
+   */
+  anchor?: number;
 }
+
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+const mod = (a: number, k: number): number => ((a % k) + k) % k;
 
 const UNITS: Record<string, { unit: Unit; periodEnd: boolean }> = {
   s: { unit: 'second', periodEnd: false },
@@ -75,14 +90,30 @@ function seasonFor(unit: Unit, multiple: number): number {
 }
 
 export function parseFrequency(code: string): Frequency | null {
-  const m = /^(\d+)?([A-Za-z]+)(?:-[A-Z]{3})?$/.exec(code.trim());
+  const m = /^(\d+)?([A-Za-z]+)(?:-([A-Za-z]{3}))?$/.exec(code.trim());
   if (!m) return null;
   const multiple = m[1] ? Number(m[1]) : 1;
   const u = UNITS[m[2] ?? ''];
   if (!u || !Number.isInteger(multiple) || multiple < 1 || multiple > 100_000) return null;
-  // Only weeks, quarters and years take an anchor suffix (W-SUN, Q-DEC, A-DEC).
-  if (code.includes('-') && !['week', 'quarter', 'year'].includes(u.unit)) return null;
-  return { code, multiple, ...u, seasonLength: seasonFor(u.unit, multiple) };
+  const freq: Frequency = { code, multiple, ...u, seasonLength: seasonFor(u.unit, multiple) };
+  if (m[3] === undefined) return freq;
+  // Only weeks, quarters and years take an anchor suffix (W-SUN, Q-NOV, A-JUN), and only a real one.
+  const suffix = m[3].toUpperCase();
+  if (u.unit === 'week') {
+    const day = WEEKDAYS.indexOf(suffix);
+    return day < 0 ? null : { ...freq, anchor: day };
+  }
+  const month = MONTHS.indexOf(suffix);
+  if (month < 0 || (u.unit !== 'quarter' && u.unit !== 'year')) return null;
+  const k = u.unit === 'quarter' ? 3 : 12;
+  // The phase of the period starts: a period ending in `month` starts the month after.
+  return { ...freq, anchor: mod(u.periodEnd ? month + 1 : month, k) };
+}
+
+/** Where an anchored week's steps start: `start`, rolled forward to the anchor's weekday (pandas' W-XXX). */
+function anchoredStart(start: Date, freq: Frequency): Date {
+  if (freq.unit !== 'week' || freq.anchor === undefined) return start;
+  return new Date(start.getTime() + mod(freq.anchor - start.getUTCDay(), 7) * DAY_MS);
 }
 
 const monthsOf: Partial<Record<Unit, number>> = { month: 1, quarter: 3, year: 12 };
@@ -92,13 +123,15 @@ const monthsOf: Partial<Record<Unit, number>> = { month: 1, quarter: 3, year: 12
  * forward to the next period start (MS, QS, YS) or to the end of its period (M, Q, Y).
  * Quarters are calendar quarters; years are calendar years. The time of day is kept.
  */
-function monthStep(start: Date, monthsPerPeriod: number, periodEnd: boolean, periods: number): Date {
+function monthStep(start: Date, monthsPerPeriod: number, periodEnd: boolean, periods: number, phase = 0): Date {
   let mo = start.getUTCFullYear() * 12 + start.getUTCMonth();
+  // Periods start in the months congruent to `phase` (an anchor: Q-NOV's quarters start in March, June …).
+  const at = (x: number) => mod(x - phase, monthsPerPeriod);
   if (periodEnd) {
-    while (mo % monthsPerPeriod !== monthsPerPeriod - 1) mo += 1;
-  } else if (start.getUTCDate() !== 1 || mo % monthsPerPeriod !== 0) {
+    while (at(mo) !== monthsPerPeriod - 1) mo += 1;
+  } else if (start.getUTCDate() !== 1 || at(mo) !== 0) {
     mo += 1;
-    while (mo % monthsPerPeriod !== 0) mo += 1;
+    while (at(mo) !== 0) mo += 1;
   }
   mo += periods * monthsPerPeriod;
   const y = Math.floor(mo / 12);
@@ -130,9 +163,9 @@ function addBusinessDays(d: Date, n: number): Date {
 export function stepTime(start: Date, freq: Frequency, k: number): Date {
   const n = k * freq.multiple;
   const secs = SECONDS[freq.unit];
-  if (secs !== undefined) return new Date(start.getTime() + n * secs * 1000);
+  if (secs !== undefined) return new Date(anchoredStart(start, freq).getTime() + n * secs * 1000);
   if (freq.unit === 'bday') return addBusinessDays(start, n);
-  return monthStep(start, monthsOf[freq.unit] ?? 1, freq.periodEnd, n);
+  return monthStep(start, monthsOf[freq.unit] ?? 1, freq.periodEnd, n, freq.anchor ?? 0);
 }
 
 /** Latest instant a JavaScript Date (and so a timestamp here) can hold: ±8.64e15 ms from 1970. */
@@ -165,7 +198,7 @@ const pad3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 export function isoWriter(start: Date, freq: Frequency): (k: number) => string {
   const secs = SECONDS[freq.unit];
   if (secs === undefined) return (k) => stepTime(start, freq, k).toISOString();
-  const t0 = start.getTime();
+  const t0 = anchoredStart(start, freq).getTime();
   const stepMs = freq.multiple * secs * 1000;
   let day = Number.NaN;
   let prefix = '';
@@ -385,7 +418,8 @@ function candidates(a: Date, b: Date): Frequency[] {
 
 /** How many of `times` (epoch ms) follow `freq` from `times[0]` (all of them = regular). */
 function regularPrefix(times: ArrayLike<number>, freq: Frequency): number {
-  const first = times[0] as number;
+  // An anchored week's grid starts on its weekday: a first time on another day is off the grid.
+  const first = anchoredStart(new Date(times[0] as number), freq).getTime();
   const secs = SECONDS[freq.unit];
   if (secs !== undefined) {
     // Fixed steps: arithmetic, no Date per step.
@@ -393,7 +427,7 @@ function regularPrefix(times: ArrayLike<number>, freq: Frequency): number {
     for (let k = 0; k < times.length; k++) if (first + k * step !== times[k]) return k;
     return times.length;
   }
-  const t0 = new Date(first);
+  const t0 = new Date(times[0] as number);
   for (let k = 0; k < times.length; k++) if (stepTime(t0, freq, k).getTime() !== times[k]) return k;
   return times.length;
 }
@@ -449,7 +483,7 @@ export function checkTimestamps(parsed: readonly Date[] | Float64Array, given: F
 export function unknownFrequencyIssue(code: string, path: (string | number)[]): FieldIssue {
   return {
     path,
-    msg: `Unknown frequency '${code}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, MS, M, QS, Q, YS, Y`,
+    msg: `Unknown frequency '${code}'. Use a pandas-style code such as min, 5min, 15min, 30min, h, D, B, W, W-MON, MS, M, QS, Q, Q-NOV, YS, Y, A-JUN`,
     type: 'value_error',
     input: code,
   };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { checkTimestamps, parseFrequency, parseStart } from '../../src/forecasting/frequency.ts';
+import { checkTimestamps, parseFrequency, parseStart, stepTime } from '../../src/forecasting/frequency.ts';
 import { call, createKey, DB_KIND, registerUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
@@ -67,6 +67,29 @@ describe('frequency inferred from timestamps', () => {
     assert.match(r.msg, /at least two/);
     r = fault(['2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.500Z']);
     assert.match(r.msg, /No supported frequency/);
+  });
+
+  test('anchored codes step as pandas does; an unknown anchor is no frequency', () => {
+    const steps = (code: string, start: string, n = 3) => {
+      const f = parseFrequency(code);
+      assert.ok(f, code);
+      return Array.from({ length: n }, (_, k) => stepTime(new Date(start), f, k).toISOString().slice(0, 10));
+    };
+    // pandas.date_range('2024-01-15', periods=3, freq=…)
+    assert.deepEqual(steps('Q-NOV', '2024-01-15'), ['2024-02-29', '2024-05-31', '2024-08-31']);
+    assert.deepEqual(steps('QE-DEC', '2024-01-15'), steps('Q', '2024-01-15'));
+    assert.deepEqual(steps('QS-FEB', '2024-01-15'), ['2024-02-01', '2024-05-01', '2024-08-01']);
+    assert.deepEqual(steps('A-JUN', '2024-01-15'), ['2024-06-30', '2025-06-30', '2026-06-30']);
+    assert.deepEqual(steps('YS-JUL', '2024-01-15'), ['2024-07-01', '2025-07-01', '2026-07-01']);
+    assert.deepEqual(steps('W-SUN', '2024-01-03'), ['2024-01-07', '2024-01-14', '2024-01-21']);
+    assert.deepEqual(steps('2W-MON', '2024-01-03'), ['2024-01-08', '2024-01-22', '2024-02-05']);
+    // W alone steps 7 days from the start (what inference names a weekly series on any weekday).
+    assert.deepEqual(steps('W', '2024-01-03'), ['2024-01-03', '2024-01-10', '2024-01-17']);
+    for (const code of ['W-XYZ', 'Y-QQQ', 'W-FOOBAR', 'M-JAN', 'D-MON', 'QS-SUN']) assert.equal(parseFrequency(code), null, code);
+    // Timestamps must sit on the anchor's grid.
+    const sundays = dates(['2024-01-07', '2024-01-14', '2024-01-21']);
+    assert.ok(checkTimestamps(sundays, parseFrequency('W-SUN')).ok);
+    assert.equal(checkTimestamps(sundays, parseFrequency('W-MON')).ok, false);
   });
 
   test('with parameters.frequency the timestamps must follow it; one timestamp is then enough', () => {
