@@ -5,6 +5,7 @@ import { AppError } from '../shared/errors.ts';
 import { ErrorBody } from '../shared/schemas.ts';
 import { requireScope, SCOPES, type Scope } from '../shared/scopes.ts';
 
+import { refuse } from '../ratelimit/limiter.ts';
 import { SESSION_COOKIE } from './cookies.ts';
 
 export { SESSION_COOKIE };
@@ -40,6 +41,9 @@ export function credentialFrom(req: FastifyRequest): string | null {
   return c ? c : null;
 }
 
+/** The per-address bucket of failed credential checks (src/ratelimit/limiter.ts `consumeAuth`). */
+export const FAILED_CREDENTIALS = 'failed-credentials';
+
 export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('principal', null);
   // A route's scope reaches the OpenAPI document here, once: its 403 and a sentence saying who may call it.
@@ -62,7 +66,17 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       if (mode === 'optional') return;
       throw new AppError('missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
     }
-    req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database);
+    try {
+      req.principal = await resolveCredential(deps.database.db, token, deps.clock.now(), deps.credentialResolvers, deps.database);
+    } catch (err) {
+      // Failed checks count per client address (AUTH_RATE_LIMIT_PER_MINUTE): past the limit, a wrong
+      // credential is a 429 instead of a 401, so guessing costs the guesser time; right ones still pass.
+      if (err instanceof AppError && err.code === 'invalid_credential') {
+        const d = await deps.rateLimiter.consumeAuth(FAILED_CREDENTIALS, req.ip);
+        if (!d.allowed) throw refuse(d, 'failed credential checks from this address');
+      }
+      throw err;
+    }
     if (req.principal.kind === 'oauth' && req.routeOptions.config.acceptsOAuthTokens !== true) {
       req.principal = null;
       throw new AppError('invalid_credential', 'OAuth access tokens are accepted only by the MCP endpoint (/mcp)');

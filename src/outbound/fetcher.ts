@@ -106,6 +106,8 @@ export function createFetcher(config: OutboundConfig, resolver: Resolver = syste
       throw new OutboundError('refused', `only https:// URLs are fetched${config.allowHttp ? ' (or http://)' : ''}; got ${url.protocol}`);
     }
     if (url.username || url.password) throw new OutboundError('refused', 'URLs with credentials (user:password@) are not fetched');
+    // Port 0 is no port: nothing can be connected to there.
+    if (url.port === '0') throw new OutboundError('refused', 'port 0 is not a port a URL can be fetched from');
     const literal = ipLiteral(url.hostname);
     if (literal) {
       const why = refusedAddress(literal, policy);

@@ -6,7 +6,8 @@ import { consumeFor, refuse, type RateDecision } from './limiter.ts';
  * Routes limited per client address (AUTH_RATE_LIMIT_PER_MINUTE each), against brute force,
  * CPU burning (password hashing) and mail flooding. Authenticated ones among them (invites,
  * resend) also count against the account as usual. The OAuth endpoints are here too: the consent
- * form checks passwords, and registration, token and revocation are open to anyone.
+ * form checks passwords, and registration, token and revocation are open to anyone. Failed
+ * credential checks on any route count per address too (src/http/auth.ts, FAILED_CREDENTIALS).
  */
 export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/api/auth/login',
@@ -23,6 +24,8 @@ export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/oauth/token',
   '/oauth/register',
   '/oauth/revoke',
+  // Public, and checks the API key in its body.
+  '/v1/validate',
 ]);
 
 declare module 'fastify' {

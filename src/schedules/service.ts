@@ -30,7 +30,8 @@ export function parseCron(expr: string): Cron {
     throw new ValidationFailure([
       {
         path: ['cron_expression'],
-        msg: `Not a 5-field cron expression (minute hour day month weekday, UTC): ${(err as Error).message}`,
+        // croner's words without its class name ("CronPattern: Invalid value for minute: 61").
+        msg: `Not a 5-field cron expression (minute hour day month weekday, UTC): ${(err as Error).message.replace(/^Cron\w*:\s*/, '')}`,
         type: 'value_error',
         input: expr,
       },

@@ -27,6 +27,31 @@ function reachable(url: string): Promise<boolean> {
   });
 }
 
+describe(`failed credential checks are limited per address (${DB_KIND})`, () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ env: { AUTH_RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+  after(() => t.close());
+
+  test('past AUTH_RATE_LIMIT_PER_MINUTE wrong keys a wrong key is 429 with retry-after; a right one still passes; /v1/validate is limited too', async () => {
+    const u = await registerUser(t);
+    const wrong = `tsfm_${'x'.repeat(43)}`;
+    const codes: number[] = [];
+    for (let i = 0; i < 5; i++) codes.push((await call(t, 'GET', '/api/account/me', { token: wrong })).status);
+    assert.deepEqual(codes, [401, 401, 401, 429, 429]);
+    const r = await call(t, 'POST', '/v1/forecast', { token: `tsfs_${'y'.repeat(43)}`, body: {} });
+    assert.equal(r.status, 429);
+    assert.equal(r.body.code, 'rate_limit_exceeded');
+    assert.match(r.body.error, /failed credential checks from this address/);
+    assert.ok(Number(r.headers['retry-after']) >= 1);
+    assert.equal((await call(t, 'GET', '/api/account/me', { token: u.token })).status, 200, 'the right credential is not locked out');
+    const v: number[] = [];
+    for (let i = 0; i < 4; i++) v.push((await call(t, 'POST', '/v1/validate', { body: { api_key: wrong } })).status);
+    assert.deepEqual(v, [401, 401, 401, 429]);
+  });
+});
+
 describe(`rate limits (${DB_KIND}, memory)`, () => {
   let t: TestApp;
   before(async () => {

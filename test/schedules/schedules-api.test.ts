@@ -63,7 +63,11 @@ describe(`/v1/schedules CRUD (${DB_KIND})`, () => {
       const r = await call(t, 'POST', '/v1/schedules', { token: u.token, body: { ...body(), cron_expression: cron } });
       assert.equal(r.status, 422, `${cron}: ${r.text}`);
       assert.deepEqual(r.body.detail[0].loc, ['body', 'cron_expression']);
+      assert.doesNotMatch(r.body.detail[0].msg, /CronPattern/, 'croner’s class name is not part of the message');
     }
+    const port0 = await call(t, 'POST', '/v1/schedules', { token: u.token, body: { ...body(), source_url: 'https://example.com:0/x.csv' } });
+    assert.equal(port0.status, 422, port0.text);
+    assert.match(port0.body.detail[0].msg, /port 0/);
     const priv = await call(t, 'POST', '/v1/schedules', { token: u.token, body: { ...body(), callback_url: 'https://169.254.169.254/hook' } });
     assert.equal(priv.status, 422);
     assert.deepEqual(priv.body.detail[0].loc, ['body', 'callback_url']);
