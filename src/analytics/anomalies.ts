@@ -8,6 +8,7 @@ import type { Usage } from '../forecasting/metering.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { matrixJson } from '../shared/json.ts';
+import { maxAbs, unitOf } from '../shared/unit-scale.ts';
 import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
 import { checkShapes, columnsPerTurn } from './cross-validation.ts';
 import { checkOutputCap, runMetered } from './metered.ts';
@@ -48,15 +49,35 @@ const NUMBERS_PER_POINT = 6;
 /** Points scored between two turns of the event loop. */
 const SLICE = 20_000;
 
-/** Smallest spread used, relative to the series' magnitude: a constant stretch scores finite. */
-const tinySpread = (center: number): number => 1e-9 * Math.max(1, Math.abs(center));
+/**
+ * Spreads below this share of the series' largest |value| are rounding, not variation: a MAD under
+ * it counts as 0 (the residuals of a regular series at 1e200 differ by rounding where at 1 they are
+ * equal), and no standard deviation is taken smaller (a constant stretch scores finite). Relative to
+ * the series, so the flags do not depend on its units (an absolute floor of 1e-9 hid every anomaly of
+ * a series under about 1e-9).
+ */
+const RESOLUTION = 1e-9;
+
+/** The smallest spread around `center` in a series whose largest |value| is `magnitude` (same units). */
+const spreadFloor = (center: number, magnitude: number): number => RESOLUTION * Math.max(Math.abs(center), magnitude) || Number.MIN_VALUE;
+
+/**
+ * A column in units of its largest |value| (`unitOf`: a power of two, so exact): the scores are
+ * computed there, where no square or sum can overflow, and the expected values and bounds are put
+ * back in the data's units.
+ */
+function inUnits(y: readonly number[], also: readonly number[] = []): { c: number; y: readonly number[]; magnitude: number } {
+  const c = unitOf(maxAbs(y, also));
+  return { c, y: c === 1 ? y : y.map((v) => v / c), magnitude: maxAbs(y) / c };
+}
 
 /**
  * Rolling z-score: the mean and standard deviation of the previous `window` observed values
  * (running sums, O(n)); a value more than `sensitivity` standard deviations away is an anomaly.
  * A step whose window holds fewer than 2 observed values has no prediction.
  */
-export function zscoreScores(y: readonly number[], window: number, sensitivity: number, from: number): SeriesScores {
+export function zscoreScores(values: readonly number[], window: number, sensitivity: number, from: number): SeriesScores {
+  const { c, y, magnitude } = inUnits(values);
   const n = y.length;
   const out = scoresOf(Math.max(0, n - from));
   // Sums of (v − shift) keep the running variance accurate for series far from zero.
@@ -85,9 +106,9 @@ export function zscoreScores(y: readonly number[], window: number, sensitivity: 
     }
     const mean = shift + sum / count;
     const variance = Math.max(0, (sumSq - (sum * sum) / count) / (count - 1));
-    const sd = Math.max(Math.sqrt(variance), tinySpread(mean));
+    const sd = Math.max(Math.sqrt(variance), spreadFloor(mean, magnitude));
     const score = Number.isNaN(v) ? Number.NaN : Math.abs(v - mean) / sd;
-    put(out, t - from, mean, mean - sensitivity * sd, mean + sensitivity * sd, score, score > sensitivity);
+    put(out, t - from, mean * c, (mean - sensitivity * sd) * c, (mean + sensitivity * sd) * c, score, score > sensitivity);
   }
   return out;
 }
@@ -100,18 +121,28 @@ function median(values: number[]): number {
   return f.length % 2 ? f[m]! : (f[m - 1]! + f[m]!) / 2;
 }
 
+/** Root mean square of finite values, scaled by the largest before squaring (no overflow, no underflow). */
+function rms(f: readonly number[]): number {
+  const m = maxAbs(f);
+  if (m === 0) return 0;
+  let sum = 0;
+  for (const r of f) sum += (r / m) * (r / m);
+  return m * Math.sqrt(sum / f.length);
+}
+
 /**
  * Robust residual standard deviation: 1.4826 × the median absolute deviation (the normal-consistent
  * MAD), so the anomalies being looked for do not widen the interval that should catch them; the
- * root mean square when half the residuals or more are identical (MAD 0).
+ * root mean square when half the residuals or more are identical (a MAD of 0, or not above
+ * `resolution`: differences of rounding only).
  */
-export function robustSigma(residuals: readonly number[]): number {
+export function robustSigma(residuals: readonly number[], resolution = 0): number {
   const f = residuals.filter(Number.isFinite);
   if (f.length === 0) return Number.NaN;
   const med = median(f);
   const mad = 1.4826 * median(f.map((r) => Math.abs(r - med)));
-  if (mad > 0) return mad;
-  return Math.sqrt(f.reduce((a, r) => a + r * r, 0) / f.length);
+  if (mad > resolution) return mad;
+  return rms(f);
 }
 
 /**
@@ -119,23 +150,51 @@ export function robustSigma(residuals: readonly number[]): number {
  * Gaussian interval at `level` percent around them, its spread the robust standard deviation of
  * all in-sample residuals. A value outside the interval is an anomaly; the score is |residual| / sd.
  */
-export function residualScores(y: readonly number[], fitted: readonly number[], level: number, from: number): SeriesScores {
+export function residualScores(values: readonly number[], predictions: readonly number[], level: number, from: number): SeriesScores {
+  const { c, y, magnitude } = inUnits(values, predictions);
+  const fitted = c === 1 ? predictions : predictions.map((f) => f / c);
   const residuals = y.map((v, t) => v - fitted[t]!);
   const z = qnorm(0.5 + level / 200);
   const out = scoresOf(Math.max(0, y.length - from));
-  const sigma0 = robustSigma(residuals);
+  const sigma0 = robustSigma(residuals, RESOLUTION * magnitude);
   for (let t = from; t < y.length; t++) {
     const f = fitted[t]!;
-    if (!Number.isFinite(f) || !Number.isFinite(sigma0)) {
+    // No prediction (NaN): none to score. An infinite one is scored, and refused by checkRepresentable.
+    if (Number.isNaN(f) || !Number.isFinite(sigma0)) {
       put(out, t - from, Number.NaN, Number.NaN, Number.NaN, Number.NaN, false);
       continue;
     }
-    const sd = Math.max(sigma0, tinySpread(f));
+    const sd = Math.max(sigma0, spreadFloor(f, magnitude));
     const v = y[t]!;
     const score = Number.isNaN(v) ? Number.NaN : Math.abs(v - f) / sd;
-    put(out, t - from, f, f - z * sd, f + z * sd, score, score > z);
+    put(out, t - from, f * c, (f - z * sd) * c, (f + z * sd) * c, score, score > z);
   }
   return out;
+}
+
+/**
+ * The scores of input `i` hold no number JSON cannot carry: every scored step has a finite expected
+ * value, bounds and score (score NaN only for a missing value); else the interval (or the model's
+ * prediction) is past the largest double, the input's fault: a 422 naming it, never a null in a
+ * number's place (the same rule as a forecast's, ADR 0030).
+ */
+export function checkRepresentable(i: number, values: readonly (readonly number[])[], scores: readonly SeriesScores[]): void {
+  scores.forEach((s, v) => {
+    for (let k = 0; k < s.expected.length; k++) {
+      const e = s.expected[k]!;
+      if (Number.isNaN(e) && Number.isNaN(s.lower[k]!) && Number.isNaN(s.upper[k]!)) continue;
+      const value = values[v]![values[v]!.length - s.expected.length + k]!;
+      const score = s.score[k]!;
+      if (Number.isFinite(e) && Number.isFinite(s.lower[k]!) && Number.isFinite(s.upper[k]!) && (Number.isFinite(score) || Number.isNaN(value))) continue;
+      throw new ValidationFailure([
+        {
+          path: ['inputs', i, 'target'],
+          msg: `inputs[${i}]${values.length > 1 ? ` (variate ${v})` : ''}: the expected value or interval at step ${values[v]!.length - s.expected.length + k} is past the largest representable number (about 1.8e308); divide the series by a power of ten (e.g. 1e300) and multiply the expected values and bounds back`,
+          type: 'value_error',
+        },
+      ]);
+    }
+  });
 }
 
 interface AnomalyPlan {
@@ -245,6 +304,7 @@ export async function executeAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReq
         from,
       );
     });
+    checkRepresentable(i, cols, perVariate);
     // Written as JSON text in slices (matrixJson): six matrices of 100,000 steps were 600,000 small arrays in one turn.
     const text = async (pick: (s: SeriesScores) => ArrayLike<number | boolean>) =>
       (await matrixJson(

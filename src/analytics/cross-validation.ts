@@ -176,9 +176,12 @@ interface Tally {
   total: number[];
 }
 
+/** Mean of the finite values (null when none); summed as shares of the count if the plain sum overflows (MASE can be huge). */
 const mean = (xs: number[]): number | null => {
   const f = xs.filter(Number.isFinite);
-  return f.length === 0 ? null : f.reduce((a, b) => a + b, 0) / f.length;
+  if (f.length === 0) return null;
+  const sum = f.reduce((a, b) => a + b, 0);
+  return Number.isFinite(sum) ? sum / f.length : f.reduce((a, b) => a + b / f.length, 0);
 };
 
 function finish(t: Tally, pairs: [number, number][]): Metrics {
@@ -193,6 +196,33 @@ function finish(t: Tally, pairs: [number, number][]): Metrics {
       observed: t.total[j]! > 0 ? t.inside[j]! / t.total[j]! : null,
     })),
   };
+}
+
+/**
+ * The metrics of one series and window are numbers wherever they are defined (an observed held-out
+ * value; for WQL, a quantile level): the metrics are computed without overflow, so one that is not
+ * finite is past the largest double in the data's units (a MASE over a flat training part, whose
+ * scale falls back to 1), the input's fault. A 422 naming it, before any debit, rather than a null or
+ * a metric quietly left out of the averages.
+ */
+function checkScores(
+  i: number,
+  v: number,
+  width: number,
+  actual: readonly number[],
+  levels: number,
+  scores: { smape: number; mase: number; wql: number },
+): void {
+  if (observedCount(actual) === 0) return;
+  const bad = (['smape', 'mase', 'wql'] as const).find((k) => !Number.isFinite(scores[k]) && (k !== 'wql' || levels > 0));
+  if (!bad) return;
+  throw new ValidationFailure([
+    {
+      path: ['inputs', i, 'target'],
+      msg: `inputs[${i}]${width > 1 ? ` (variate ${v})` : ''}: its ${bad} in a window is not a finite number (past the largest representable, about 1.8e308); divide the series by a power of ten (e.g. 1e300)`,
+      type: 'value_error',
+    },
+  ]);
 }
 
 /** Scores one window's forecast against the held-out values of every input and variate. */
@@ -216,16 +246,20 @@ function scoreWindow(
       const train = series.slice(0, cut);
       const actual = series.slice(cut, cut + h);
       const point = mean.map((row) => row[v]!);
+      const scores = {
+        smape: smape(actual, point),
+        mase: mase(actual, point, train, season),
+        wql: weightedQuantileLoss(
+          actual,
+          qs.map((q) => q.level),
+          qs.map((q) => q.values.map((row) => row[v]!)),
+        ),
+      };
+      checkScores(i, v, cols.length, actual, qs.length, scores);
       for (const t of into) {
-        t.smape.push(smape(actual, point));
-        t.mase.push(mase(actual, point, train, season));
-        t.wql.push(
-          weightedQuantileLoss(
-            actual,
-            qs.map((q) => q.level),
-            qs.map((q) => q.values.map((row) => row[v]!)),
-          ),
-        );
+        t.smape.push(scores.smape);
+        t.mase.push(scores.mase);
+        t.wql.push(scores.wql);
         pairs.forEach(([lo, hi], j) => {
           const low = qs.find((q) => q.level === lo)!.values;
           const high = qs.find((q) => q.level === hi)!.values;

@@ -63,6 +63,18 @@ export function gapsOf(y: readonly number[]): [number, number][] {
   return out;
 }
 
+/**
+ * The point a share `w` (in [0, 1]) of the way from `a` to `b`. a + (b − a)·w, as before, unless the
+ * difference overflows (a and b of opposite signs past half the largest double: 1e308 and −1e308
+ * interpolated to null); then (1 − w)·a + w·b, whose terms cannot. Kept between a and b, so finite
+ * whenever they are.
+ */
+export function between(a: number, b: number, w: number): number {
+  const d = b - a;
+  const x = Number.isFinite(d) ? a + d * w : (1 - w) * a + w * b;
+  return Math.min(Math.max(x, Math.min(a, b)), Math.max(a, b));
+}
+
 /** Linear interpolation between the neighbouring observations; the nearest observation before the first or after the last. */
 export function linearFill(y: readonly number[]): number[] {
   const out = y.slice();
@@ -72,7 +84,7 @@ export function linearFill(y: readonly number[]): number[] {
     for (let t = s; t < e; t++) {
       if (Number.isNaN(before)) out[t] = after;
       else if (Number.isNaN(after)) out[t] = before;
-      else out[t] = before + ((after - before) * (t - s + 1)) / (e - s + 1);
+      else out[t] = between(before, after, (t - s + 1) / (e - s + 1));
     }
   }
   return out;
@@ -91,7 +103,27 @@ export function blendGap(forward: readonly number[] | null, backward: readonly n
     if (f === undefined) return b!;
     if (b === undefined) return f;
     const w = (j + 1) / (length + 1);
+    // A convex combination: no term overflows, whatever the signs.
     return (1 - w) * f + w * b;
+  });
+}
+
+/**
+ * Every filled value of input `i` is a finite number before the answer is written (and so before any
+ * debit): the response's schema has numbers there, and a null in a number's place would be charged
+ * for. A value that is not is the input's fault (the fill is past the largest double): a 422 naming it.
+ */
+export function checkFilled(i: number, filled: readonly (readonly number[])[]): void {
+  filled.forEach((y, v) => {
+    const t = y.findIndex((x) => !Number.isFinite(x));
+    if (t < 0) return;
+    throw new ValidationFailure([
+      {
+        path: ['inputs', i, 'target'],
+        msg: `inputs[${i}]${filled.length > 1 ? ` (variate ${v})` : ''}: the filled value at step ${t} is not a finite number (past the largest representable, about 1.8e308); divide the series by a power of ten (e.g. 1e300) and multiply the filled series back`,
+        type: 'value_error',
+      },
+    ]);
   });
 }
 
@@ -235,6 +267,7 @@ export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan:
     const missing = cols.map((y) => y.map((x) => Number.isNaN(x)));
     let count = 0;
     for (const m of missing) for (const x of m) if (x) count++;
+    checkFilled(i, filled[i]!);
     const input = req.inputs[i]!;
     const itemId = input.metadata && 'item_id' in input.metadata ? input.metadata.item_id : (input.item_id ?? undefined);
     outputs.push({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { robustSigma, zscoreScores } from '../../src/analytics/anomalies.ts';
+import { residualScores, robustSigma, zscoreScores } from '../../src/analytics/anomalies.ts';
 import { createEngine } from '../../src/engine/engine.ts';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp, type TestUser } from '../helpers/app.ts';
 
@@ -35,6 +35,49 @@ describe('zscoreScores and robustSigma', () => {
     const clean = robustSigma(r);
     assert.ok(Math.abs(robustSigma([...r, 1000, -1000, 500]) - clean) / clean < 0.05);
     assert.equal(robustSigma([0, 0, 0, 0, 3, 4]), Math.sqrt(25 / 6));
+    // The RMS of residuals past 1e154 (whose squares overflow) and under 1e-162 (whose squares vanish).
+    for (const s of [1e200, 1e-200]) assert.ok(Math.abs(robustSigma([0, 0, 0, 0, 3 * s, 4 * s]) / s - Math.sqrt(25 / 6)) < 1e-12, `${s}`);
+    // A MAD of rounding differences (not above the resolution given) is no spread: the RMS answers.
+    assert.equal(robustSigma([1, 1 + 1e-15, 1, -2, 1 - 1e-15, 1], 1e-9), robustSigma([1, 1, 1, -2, 1, 1]));
+  });
+
+  test('scores do not depend on the units: the same flags and scores at 1e-300 and 1e300, no absolute floor', () => {
+    const y = Array.from({ length: 40 }, (_, i) => 10 + (i % 3));
+    y[35] = 80;
+    const fitted = y.map((_, t) => (t === 0 ? Number.NaN : y[t - 1]!));
+    const z1 = zscoreScores(y, 24, 3, 0);
+    const r1 = residualScores(y, fitted, 99, 0);
+    assert.deepEqual(
+      z1.anomaly.flatMap((a, k) => (a ? [k] : [])),
+      [35],
+    );
+    for (const s of [2 ** -1000, 2 ** -60, 2 ** 600, 2 ** 1000]) {
+      const z = zscoreScores(
+        y.map((v) => v * s),
+        24,
+        3,
+        0,
+      );
+      const r = residualScores(
+        y.map((v) => v * s),
+        fitted.map((f) => f * s),
+        99,
+        0,
+      );
+      // Powers of two: exactly the same digits, put back in the data's units.
+      assert.deepEqual([...z.score], [...z1.score], `zscore at ${s}`);
+      assert.deepEqual(
+        [...z.upper],
+        [...z1.upper].map((u) => u * s),
+      );
+      assert.deepEqual(z.anomaly, z1.anomaly);
+      assert.deepEqual([...r.score], [...r1.score], `residuals at ${s}`);
+      assert.deepEqual(
+        [...r.lower],
+        [...r1.lower].map((u) => u * s),
+      );
+      assert.deepEqual(r.anomaly, r1.anomaly);
+    }
   });
 });
 
@@ -142,6 +185,53 @@ describe(`POST /v1/detect-anomalies and add_history (${DB_KIND})`, () => {
     assert.equal(big.status, 413);
     assert.equal((await detect({ inputs: [{ target: seasonal }], model: 'nope' })).status, 404);
     assert.equal((await call(t, 'POST', '/v1/detect-anomalies', { body: { inputs: [{ target: seasonal }] } })).status, 400);
+    assert.equal(await balance(), before);
+  });
+
+  test('the same flags at every scale (1e-100 to 1e200), numbers wherever a step is scored; an interval past the largest double is 422', async () => {
+    const series = (s: number) => {
+      const y = Array.from({ length: 40 }, (_, i) => (10 + (i % 3)) * s);
+      y[35] = 80 * s;
+      return y;
+    };
+    const schema = routeSchema(t, 'POST', '/v1/detect-anomalies');
+    const column = (rows: (number | null)[][]) => rows.map((row) => row[0] ?? null);
+    for (const method of [{ model: 'naive' }, { model: 'drift' }, { model: 'auto-ets' }, { method: 'zscore' }]) {
+      const ref = await detect({ inputs: [{ target: series(1) }], ...method });
+      assert.equal(ref.status, 200, ref.text);
+      const flags = column(ref.body.outputs[0].anomaly);
+      assert.equal(flags[35], true, `${JSON.stringify(method)} flags the spike`);
+      for (const s of [1e-100, 1e-50, 1e-20, 1e-5, 1e10, 1e100, 1e160, 1e200]) {
+        const r = await detect({ inputs: [{ target: series(s) }], ...method });
+        const what = `${JSON.stringify(method)} at ${s}`;
+        assert.equal(r.status, 200, `${what}: ${r.text}`);
+        const out = (expectSchema(schema, r.body) as Record<string, any>).outputs[0];
+        assert.deepEqual(column(out.anomaly), flags, what);
+        for (const key of ['expected', 'lower', 'upper', 'score']) {
+          const got = column(out[key]);
+          const want = column(ref.body.outputs[0][key]);
+          got.forEach((x, k) => {
+            // The steps without a prediction are the same; every other one is a number, the reference's times s.
+            assert.equal(x === null, want[k] === null, `${what}: ${key}[${k}]`);
+            const expected = key === 'score' ? want[k]! : want[k]! * s;
+            if (x !== null)
+              assert.ok(
+                Math.abs(x - expected) <= 1e-6 * (key === 'score' ? Math.max(1, expected) : Math.abs(expected)),
+                `${what}: ${key}[${k}] ${x} vs ${expected}`,
+              );
+          });
+        }
+      }
+    }
+    // Values near the largest double whose interval passes it: 422 naming the input, nothing debited.
+    const before = await balance();
+    const huge = Array.from({ length: 20 }, (_, i) => (i % 2 ? 1.7e308 : -1.7e308));
+    for (const method of [{ model: 'naive' }, { method: 'zscore' }]) {
+      const r = await detect({ inputs: [{ target: seasonal }, { target: huge }], ...method });
+      assert.equal(r.status, 422, r.text);
+      assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
+      assert.match(r.body.detail[0].msg, /largest representable number/);
+    }
     assert.equal(await balance(), before);
   });
 

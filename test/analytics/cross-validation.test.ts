@@ -124,6 +124,44 @@ describe(`POST /v1/cross-validation (${DB_KIND})`, () => {
     assert.ok(Number.isFinite(r.body.results[0].metrics.smape));
   });
 
+  test('metrics do not depend on the magnitude: the same numbers for a series near the largest double; a metric past it is 422', async () => {
+    // Values up to about 1.6e308: |y| + |f| and the sums of |y| passed the largest double (sMAPE null, MASE and WQL 0).
+    const base = Array.from({ length: 60 }, (_, i) => 14 * Math.sin((2 * Math.PI * i) / 12) + ((i * 7919) % 5) * 0.2);
+    const body = (s: number) => ({
+      models: ['seasonal-naive', 'auto-ets'],
+      inputs: [{ target: base.map((v) => v * s) }],
+      prediction_length: 6,
+      n_windows: 2,
+      frequency: 'MS',
+    });
+    const ref = await cv(body(1));
+    assert.equal(ref.status, 200, ref.text);
+    for (const s of [2 ** 1020, 2 ** -1000]) {
+      const r = await cv(body(s));
+      assert.equal(r.status, 200, r.text);
+      const out = expectSchema(routeSchema(t, 'POST', '/v1/cross-validation'), r.body) as Record<string, any>;
+      for (const [m, res] of out.results.entries()) {
+        const want = ref.body.results[m];
+        assert.equal(res.model, want.model);
+        for (const key of ['smape', 'mase', 'wql']) {
+          const x = res.metrics[key];
+          assert.ok(
+            typeof x === 'number' && Math.abs(x - want.metrics[key]) <= 1e-6 * want.metrics[key],
+            `${res.model} ${key} at ${s}: ${x} vs ${want.metrics[key]}`,
+          );
+        }
+      }
+    }
+    // A flat training part has no MASE scale (it falls back to 1, in the data's units): an error of 2e308 has no number.
+    const before = await balance();
+    const flat = [...new Array(20).fill(1e308), ...new Array(6).fill(-1e308)];
+    const r = await cv({ models: ['naive'], inputs: [{ target: base }, { target: flat }], prediction_length: 6, n_windows: 1 });
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
+    assert.match(r.body.detail[0].msg, /mase/);
+    assert.equal(await balance(), before);
+  });
+
   test('bad input: too short 422 naming the input; runs over the cap 413; output over the cap 413; unknown model 404; no credential 400; nothing debited', async () => {
     const before = await balance();
     const short = await cv({ models: ['naive'], inputs: [{ target: seasonal }, { target: seasonal.slice(0, 10) }], prediction_length: 6, n_windows: 2 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { blendGap, gapsOf, imputePoints, linearFill } from '../../src/analytics/impute.ts';
+import { between, blendGap, gapsOf, imputePoints, linearFill } from '../../src/analytics/impute.ts';
 import { createEngine } from '../../src/engine/engine.ts';
+import type { EngineJob, SeriesForecast } from '../../src/engine/types.ts';
+import { FakeEngine } from '../helpers/fake-engine.ts';
 import { call, createTestApp, DB_KIND, expectSchema, registerUser, routeSchema, type TestApp, type TestUser } from '../helpers/app.ts';
 
 const N = Number.NaN;
@@ -20,6 +22,20 @@ describe('gaps, linear fill and the blend', () => {
     assert.deepEqual(blendGap(null, [7, 6], 2), [6, 7]);
     assert.deepEqual(blendGap([1, 2, 3], null, 2), [1, 2]);
     assert.equal(blendGap(null, null, 2), null);
+  });
+  test('interpolation between values of any magnitude and sign stays finite and between them', () => {
+    const max = Number.MAX_VALUE;
+    assert.deepEqual(linearFill([1e308, N, -1e308]), [1e308, 0, -1e308]);
+    assert.deepEqual(linearFill([-max, N, max]), [-max, 0, max]);
+    const run = linearFill([-1.7e308, N, N, N, 1.7e308]);
+    assert.ok(
+      run.every((x, t) => Number.isFinite(x) && (t === 0 || x > run[t - 1]!)),
+      `${run}`,
+    );
+    assert.deepEqual(linearFill([max, N, N, max]), [max, max, max, max]);
+    assert.equal(between(1, 4, 1 / 3), 2);
+    const blend = blendGap([max, max], [-max, -max], 2)!;
+    assert.ok(Math.abs(blend[0]! / max - 1 / 3) < 1e-15 && Math.abs(blend[1]! / max + 1 / 3) < 1e-15, `${blend}`);
   });
 });
 
@@ -115,6 +131,30 @@ describe(`POST /v1/impute (${DB_KIND})`, () => {
     assert.equal(none.body.outputs[0].filled_count, 0);
   });
 
+  test('values near the largest double: linear interpolation answers numbers, as its schema says', async () => {
+    const r = await impute({
+      inputs: [
+        { target: [1e308, null, -1e308] },
+        {
+          target: [
+            [-1.7e308, 1],
+            [null, null],
+            [1.7e308, 3],
+          ],
+        },
+      ],
+      method: 'linear',
+    });
+    assert.equal(r.status, 200, r.text);
+    const body = expectSchema(routeSchema(t, 'POST', '/v1/impute'), r.body) as Record<string, any>;
+    assert.deepEqual(body.outputs[0].target, [[1e308], [0], [-1e308]]);
+    assert.deepEqual(body.outputs[1].target, [
+      [-1.7e308, 1],
+      [0, 2],
+      [1.7e308, 3],
+    ]);
+  });
+
   test('rate limit: a model imputation counts its engine jobs, a linear one a single point', async () => {
     const remaining = async () => Number((await call(t, 'GET', '/api/account/me', { token: u.token })).headers['x-ratelimit-remaining']);
     const target = Array.from({ length: 61 }, (_, i) => (i % 2 ? null : i));
@@ -145,6 +185,36 @@ describe(`POST /v1/impute (${DB_KIND})`, () => {
     assert.equal(big.status, 413);
     assert.equal((await impute({ inputs: [{ target: [1, null, 3] }], method: 'spline' })).status, 422);
     assert.equal((await call(t, 'POST', '/v1/impute', { body: { inputs: [{ target: [1, null, 3] }] } })).status, 400);
+    assert.equal(await balance(), before);
+  });
+});
+
+/** A model that answers Infinity: what the guard before the answer is for (the real engine refuses such forecasts itself). */
+class InfiniteEngine extends FakeEngine {
+  override async forecast(job: EngineJob, opts?: { tenant?: string }): Promise<SeriesForecast[]> {
+    return (await super.forecast(job, opts)).map((f) => ({ ...f, mean: f.mean.map(() => Number.POSITIVE_INFINITY) }));
+  }
+}
+
+describe(`POST /v1/impute: a fill that is not a finite number (${DB_KIND})`, () => {
+  let t: TestApp;
+  let u: TestUser;
+  before(async () => {
+    t = await createTestApp({ overrides: { engine: new InfiniteEngine() } });
+    u = await registerUser(t);
+  });
+  after(() => t.close());
+
+  test('is a 422 naming the input, never a null in the target, and costs nothing', async () => {
+    const balance = async () => (await call(t, 'GET', '/api/account/billing', { token: u.token })).body.free_credits.remaining as number;
+    const before = await balance();
+    const r = await call(t, 'POST', '/v1/impute', {
+      token: u.token,
+      body: { inputs: [{ target: [1, 2, 3] }, { target: [1, 2, null, 4, 5] }], model: 'echo-last' },
+    });
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(r.body.detail[0].loc, ['body', 'inputs', 1, 'target']);
+    assert.match(r.body.detail[0].msg, /step 2 is not a finite number/);
     assert.equal(await balance(), before);
   });
 });

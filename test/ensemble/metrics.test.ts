@@ -30,6 +30,29 @@ describe('ensemble metrics', () => {
     assert.equal(weightedQuantileLoss([10], [0.5], [[10]]), 0);
   });
 
+  test('sMAPE, MASE and WQL of values near the largest double (or the smallest) are those of the same values near 1', () => {
+    const actual = [10, -12, 14, Number.NaN, 9];
+    const forecast = [11, 12, 13, -8, 9];
+    const train = [3, 9, -7, 12, 5, 8];
+    const levels = [0.1, 0.5, 0.9];
+    const quantiles = [forecast.map((f) => f - 3), forecast, forecast.map((f) => f + 3)];
+    const all = (s: number) => {
+      const x = (xs: number[]) => xs.map((v) => v * s);
+      return [
+        smape(x(actual), x(forecast)),
+        mase(x(actual), x(forecast), x(train), 2),
+        weightedQuantileLoss(x(actual), levels, quantiles.map(x)),
+        maseScale(x(train), 1) / s,
+      ];
+    };
+    const ref = all(1);
+    // 2^1019 and 2^-1000 are exact scalings; 1e307 and 1e-300 are not.
+    for (const s of [2 ** 1019, 2 ** -1000, 1e307, 1e-300]) {
+      const got = all(s);
+      for (const [k, x] of got.entries()) assert.ok(Math.abs(x - ref[k]!) <= 1e-9 * ref[k]!, `metric ${k} at ${s}: ${x} vs ${ref[k]}`);
+    }
+  });
+
   test('inverse-score weights sum to 1 and favour lower scores; zero scores take everything', () => {
     const w = inverseScoreWeights([1, 2, 4]);
     assert.ok(Math.abs(w.reduce((a, b) => a + b, 0) - 1) < 1e-12);
