@@ -24,7 +24,8 @@ const relClose = (a: number, b: number, tol: number, what: string): void => asse
 
 describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
   it('rescales only out-of-range series, by a power of two that brings the largest value into [0.5, 1) (or [1, 2) past 2^1023)', () => {
-    assert.equal(magnitudeScale([1, -2, 3e9]), 1);
+    assert.equal(magnitudeScale([1, -2, 3e5]), 1);
+    assert.equal(magnitudeScale([1, -2, 3e9]), 2 ** 32);
     assert.equal(magnitudeScale([0, 0, Number.NaN]), 1);
     assert.equal(magnitudeScale([MAGNITUDE_MAX, MAGNITUDE_MIN]), 1);
     for (const y of [[1e300, -3e299], [2 * MAGNITUDE_MAX], [-1e-300, 0, 5e-301], [Number.NaN, 1e30], [Number.MAX_VALUE]]) {
@@ -35,7 +36,8 @@ describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
     }
   });
 
-  for (const factor of [1e300, 1e200, 1e-300]) {
+  // 1e9 and 1e-9: inside doubles' range, where auto-arima forecast 0 (a zero mean) and theta drifted before ADR 0038.
+  for (const factor of [1e300, 1e200, 1e-300, 1e9, 1e13, 1e-9, 1e-14]) {
     it(`every built-in model forecasts a series times ${factor} as the series times ${factor}`, async () => {
       const big = monthly.map((v) => v * factor);
       for (const m of BUILTIN_MODELS) {
@@ -52,6 +54,27 @@ describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
       }
     });
   }
+
+  it('a level series with one spike, times 1e10 or 1e-20: auto-arima, combo and theta forecast it as at 1 (auto-arima forecast 0 before ADR 0038)', async () => {
+    const spike = Array.from({ length: 40 }, (_, i) => (i === 35 ? 80 : 10 + (i % 3)));
+    for (const m of BUILTIN_MODELS.filter((x) => ['auto-arima', 'combo', 'theta'].includes(x.info.id))) {
+      const plain = (await runModel(m, job(m.info.id, spike, { seasonLength: null }), env))[0]!;
+      for (const factor of [1e10, 1e-20]) {
+        const scaled = (
+          await runModel(
+            m,
+            job(
+              m.info.id,
+              spike.map((v) => v * factor),
+              { seasonLength: null },
+            ),
+            env,
+          )
+        )[0]!;
+        plain.mean.forEach((v, h) => void relClose(scaled.mean[h]!, v * factor, 1e-6, `${m.info.id} ×${factor} mean ${h}`));
+      }
+    }
+  });
 
   it('one value near 1e300 among ordinary ones: every model still answers finite numbers or says which series is out of range', async () => {
     const spiked = monthly.map((v, t) => (t === 40 ? 1e300 : v));
@@ -132,7 +155,7 @@ describe('series of extreme magnitude (src/engine/magnitude.ts)', () => {
       const flat = (v: number): number[] => new Array<number>(20).fill(v);
       // Without the band (the doubles' one, as before) the graph answers Infinity for values inside
       // the doubles' band (2^64 is 1.8e19): a model failure, a 502, caused by the input alone.
-      const unbanded: ModelImpl = { ...model, magnitude: undefined };
+      const unbanded: ModelImpl = { ...model, magnitude: { min: 2 ** -64, max: 2 ** 64 } };
       for (const v of [5e18, 1e19]) {
         await assert.rejects(runModel(unbanded, j([flat(v)]), onnxEnv), (err: unknown) => err instanceof EngineError && err.kind === 'failed');
       }
