@@ -1722,7 +1722,7 @@ export interface components {
                 [key: string]: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[])[];
             } | null;
             /** @description Alias of metadata.item_id. */
-            item_id?: string | number | null;
+            item_id?: (string | number) | null;
         };
         ForecastParameters: {
             /**

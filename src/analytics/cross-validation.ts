@@ -134,8 +134,10 @@ export async function planCrossValidation(ctx: ForecastCtx, req: CrossValidation
     inputs: req.inputs.map((x, i) => ({
       target: x.target?.slice(0, cutoffs[k]![i]!),
       start: x.start ?? null,
-      metadata: x.metadata ?? null,
-      item_id: x.item_id ?? null,
+      // Each window's forecast names its input by item_id only: the rest of the input's metadata
+      // would be copied windows × models times. The request's own metadata is echoed once, at the top.
+      metadata: null,
+      item_id: itemIdOf(x),
     })),
     parameters: { prediction_length: h, frequency: req.frequency ?? null, quantile_levels: levels },
     metadata: null,
@@ -350,4 +352,10 @@ export async function runCrossValidation<T = CrossValidationResponse>(
     () => executeCrossValidation(ctx, req, plan, principal.user.id),
     finish,
   );
+}
+
+/** An input's item id (`metadata.item_id` wins over the `item_id` alias, as in a forecast). */
+function itemIdOf(x: { metadata?: Record<string, unknown> | null; item_id?: string | number | null }): string | number | null {
+  const id = x.metadata && 'item_id' in x.metadata ? x.metadata.item_id : x.item_id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }

@@ -95,10 +95,21 @@ const isNumbers = (x: unknown): boolean => Array.isArray(x) && everyOf(x, isNumb
 /** Free-form metadata is echoed back: bounded in depth and size so it can always be stored and sent. */
 export const METADATA_MAX_BYTES = 16_384;
 export const METADATA_MAX_DEPTH = 8;
+/**
+ * An input's `item_id` (or `metadata.item_id`) is copied into every output that answers for the
+ * input: one per window and model of a cross-validation, one per ensemble candidate. Bounded so a
+ * request cannot multiply it into an answer hundreds of times its size.
+ */
+export const ITEM_ID_MAX_CHARS = 256;
 export const Metadata = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
   const problem = findJsonProblem(value, METADATA_MAX_DEPTH);
   if (problem) {
     ctx.addIssue({ code: 'custom', path: problem.path, message: problem.msg });
+    return;
+  }
+  const id = value.item_id;
+  if (typeof id === 'string' && id.length > ITEM_ID_MAX_CHARS) {
+    ctx.addIssue({ code: 'custom', path: ['item_id'], message: `item_id has ${id.length} characters; at most ${ITEM_ID_MAX_CHARS} are accepted` });
     return;
   }
   const size = Buffer.byteLength(JSON.stringify(value));
@@ -132,7 +143,10 @@ export const ForecastInput = z
     metadata: Metadata.nullish().describe(
       `Echoed back in the output (item_id, …). At most ${METADATA_MAX_DEPTH} levels deep and ${METADATA_MAX_BYTES} bytes as JSON.`,
     ),
-    item_id: z.union([z.string(), z.number()]).nullish().describe('Alias of metadata.item_id.'),
+    item_id: z
+      .union([z.string().max(ITEM_ID_MAX_CHARS), z.number()])
+      .nullish()
+      .describe('Alias of metadata.item_id.'),
   })
   // Unknown fields are refused (422 naming them, with the close known name): a silently ignored
   // `h` would forecast 24 steps and bill them.

@@ -66,6 +66,8 @@ describe(`POST /v1/cross-validation (${DB_KIND})`, () => {
     const fc = w2.forecast.outputs[0].mean.map((row: number[]) => row[0]);
     assert.deepEqual(fc, new Array(6).fill(seasonal[53]));
     assert.match(w2.forecast.outputs[0].timestamps[0], /^2024-07-01/);
+    // Each window's forecast names its input by item_id alone.
+    assert.equal(w2.forecast.outputs[0].metadata.item_id, 'a');
     const single = naive.windows.map((w: any) => w.metrics.smape);
     assert.ok(single.every((x: number) => Number.isFinite(x) && x >= 0));
     // pooled over 3 windows × (1 + 2) series
@@ -110,6 +112,24 @@ describe(`POST /v1/cross-validation (${DB_KIND})`, () => {
       .execute();
     assert.equal(events.length, 1);
     assert.equal(Number(events[0]!.total_tokens), out.usage.total_tokens);
+  });
+
+  test('an input’s metadata is not copied into every window (only its item_id, at most 256 characters)', async () => {
+    const body = (input: Record<string, unknown>) => ({
+      models: ['naive', 'drift'],
+      inputs: [{ target: seasonal, ...input }],
+      prediction_length: 3,
+      n_windows: 4,
+    });
+    const r = await cv(body({ metadata: { item_id: 'store-1', notes: 'x'.repeat(10_000) } }));
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.text.length < 20_000, `${r.text.length} bytes: the 10 KB of notes were copied into the windows`);
+    for (const res of r.body.results) for (const w of res.windows) assert.deepEqual(w.forecast.outputs[0].metadata.item_id, 'store-1');
+    for (const input of [{ item_id: 'x'.repeat(257) }, { metadata: { item_id: 'x'.repeat(257) } }]) {
+      const bad = await cv(body(input));
+      assert.equal(bad.status, 422, bad.text);
+      assert.match(JSON.stringify(bad.body.detail), /item_id/);
+    }
   });
 
   test('nulls in the held-out values are skipped; defaults (3 windows of 12, step 12)', async () => {
