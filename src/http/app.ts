@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { registerRefusalLog } from './refusals.ts';
 import { sendRestError } from './errors.ts';
+import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
@@ -111,8 +112,12 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newId('req');
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What the router and Node's HTTP parser refuse before any route runs, in the {error, code, request_id} shape.
+    frameworkErrors,
+    clientErrorHandler: (err, socket) => clientError(err, socket),
     ajv: undefined,
   });
+  const clientError = clientErrorHandler(app.log);
 
   app.setValidatorCompiler<z.ZodType>(({ schema, httpPart }) => (data: unknown) => {
     const r = schema.safeParse(data);
