@@ -195,16 +195,16 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
-    const allow = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => m !== req.method && paths.find(m, path) !== null);
-    if (allow.length > 0 && req.method !== 'OPTIONS') {
+    // A route of this very method sent us here itself (a static file that is not there): 404. So is
+    // a path only HEAD would match, HEAD being implied by GET: there is no method to offer.
+    const routed = paths.find(req.method as HTTPMethod, path) !== null;
+    const allow = routed ? [] : (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => m !== req.method && paths.find(m, path) !== null);
+    const offer = allow.filter((m) => m !== 'HEAD');
+    if (offer.length > 0 && req.method !== 'OPTIONS') {
       void reply
         .code(405)
         .header('allow', allow.join(', '))
-        .send({
-          error: `${req.method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}`,
-          code: 'method_not_allowed',
-          request_id: req.id,
-        });
+        .send({ error: `${req.method} is not allowed on ${path}; use ${offer.join(' or ')}`, code: 'method_not_allowed', request_id: req.id });
       return;
     }
     void reply.code(404).send({ error: `No route for ${req.method} ${path} (GET /openapi.json lists the routes)`, code: 'not_found', request_id: req.id });
