@@ -2545,7 +2545,7 @@ export interface components {
         };
         /**
          * @description Unsupported media type. `code` is one of:
-         *     - `unsupported_media_type`: The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding). Send `Content-Type: application/json` with a JSON body.
+         *     - `unsupported_media_type`: The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding, the ingest route CSV/TSV), or the body is compressed (a Content-Encoding such as gzip: bodies are read as sent). Send `Content-Type: application/json` with a JSON body, uncompressed (no Content-Encoding header).
          */
         Error415: {
             headers: {

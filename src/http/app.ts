@@ -17,7 +17,7 @@ import { registerCsrfHook } from './csrf.ts';
 import { openApiTransforms } from './openapi.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
-import { ValidationFailure } from '../shared/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
 import { MCP_PATH } from '../oauth/endpoints.ts';
 import { yieldTurn as nextTurn } from '../shared/turns.ts';
@@ -30,6 +30,7 @@ import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shar
  */
 const LARGE_BODY_BYTES = 64 * 1024;
 export const isLargeBody = (req: FastifyRequest): boolean => Number(req.headers['content-length'] ?? 0) >= LARGE_BODY_BYTES;
+const hasBody = (req: FastifyRequest): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -180,6 +181,19 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     reply.raw.once('close', () => compactor.end());
   });
   registerCsrfHook(app, config);
+  // Bodies are read as sent: a compressed one (gzip, br, …) would be parsed as JSON, CSV or a form
+  // and refused for the wrong reason. One refusal for every route, before any parser runs (/mcp and
+  // the OAuth routes answer it in their own shapes from the AppError).
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity' && hasBody(req)) {
+      const named = encoding.length <= 40 ? `'${encoding}'` : 'given';
+      throw new AppError('unsupported_media_type', `Content-Encoding ${named} is not accepted: send the body uncompressed (no Content-Encoding header)`, {
+        'accept-encoding': 'identity',
+      });
+    }
+    return payload;
+  });
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   registerRefusalLog(app);

@@ -147,8 +147,9 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Check the id in the path: ids are short (`key_…`, `sch_…`, a model id from GET /api/models).',
   },
   unsupported_media_type: {
-    cause: 'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding).',
-    fix: 'Send `Content-Type: application/json` with a JSON body.',
+    cause:
+      'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding, the ingest route CSV/TSV), or the body is compressed (a Content-Encoding such as gzip: bodies are read as sent).',
+    fix: 'Send `Content-Type: application/json` with a JSON body, uncompressed (no Content-Encoding header).',
   },
   request_rejected: {
     cause: 'The request was understood but refused by a rule of the service.',
