@@ -2531,8 +2531,8 @@ export interface components {
         };
         /**
          * @description Too large. `code` is one of:
-         *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES). Send less per request: split the series over several requests or a batch.
-         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit. Split the work into several requests within the limit named in the message.
+         *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES), or the text to ingest (pasted, uploaded or fetched from a URL) is larger than INGEST_MAX_BYTES. Send less per request: split the series over several requests or a batch, or the table over several ingests.
+         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit. Split the work into several requests within the limit named in the message.
          */
         Error413: {
             headers: {

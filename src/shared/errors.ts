@@ -135,11 +135,13 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Use a new key for a new request; reuse a key only to repeat exactly the same request.',
   },
   payload_too_large: {
-    cause: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES).',
-    fix: 'Send less per request: split the series over several requests or a batch.',
+    cause:
+      'The request body is larger than the server accepts (BODY_LIMIT_BYTES), or the text to ingest (pasted, uploaded or fetched from a URL) is larger than INGEST_MAX_BYTES.',
+    fix: 'Send less per request: split the series over several requests or a batch, or the table over several ingests.',
   },
   request_too_large: {
-    cause: 'The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit.',
+    cause:
+      'The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit.',
     fix: 'Split the work into several requests within the limit named in the message.',
   },
   uri_too_long: {

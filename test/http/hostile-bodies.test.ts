@@ -25,7 +25,7 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     for (const frequency of ['s', 'min', 'h', 'D', 'MS']) {
       const r = await call(t, 'POST', '/v1/series/ingest', { token: u.token, body: { text, frequency } });
       assert.equal(r.status, 413, `${frequency}: ${r.text.slice(0, 300)}`);
-      assert.equal(r.body.code, 'payload_too_large', frequency);
+      assert.equal(r.body.code, 'request_too_large', frequency);
       assert.match(r.body.error, /longer than 100000 steps/, frequency);
     }
     // The same rows close enough together are filled as before.
@@ -160,7 +160,7 @@ describe(`hostile tool arguments over MCP (${DB_KIND})`, () => {
       isError?: boolean;
     };
     assert.equal(ingest.isError, true);
-    assert.match(text(ingest), /payload_too_large \(HTTP 413\)/);
+    assert.match(text(ingest), /request_too_large \(HTTP 413\)/);
     const target = Array.from({ length: 30 }, (_, i) => i % 5);
     const anomalies = (await client.callTool({
       name: 'detectAnomalies',
