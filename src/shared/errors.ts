@@ -235,7 +235,8 @@ export type ValidationIssue = {
 export class ValidationFailure extends Error {
   readonly issues: FieldIssue[];
   constructor(issues: FieldIssue[]) {
-    super(issues.map((d) => `${d.path.join('.')}: ${d.msg}`).join('; '));
+    // An issue about the input as a whole (a batch item that is not an object) has no path to name.
+    super(issues.map((d) => (d.path.length > 0 ? `${d.path.join('.')}: ${d.msg}` : d.msg)).join('; '));
     this.name = 'ValidationFailure';
     this.issues = issues;
   }
