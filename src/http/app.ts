@@ -280,9 +280,11 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
         // authorize page's HTML): thrown to their error handlers, which make it invalid_request.
         throw new ValidationFailure([{ path: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }]);
       }
-      return reply
-        .code(422)
-        .send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }] });
+      // Answered here, not thrown: /mcp's error handler speaks JSON-RPC, and this refusal of its path or query is REST's.
+      return reply.code(422).send({
+        detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }],
+        request_id: req.id,
+      });
     }
   });
   registerAuthHook(app, deps);

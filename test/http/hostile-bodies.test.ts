@@ -37,6 +37,22 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     assert.deepEqual(near.body.inputs[0].target, [1, null, null, null, null, 2]);
   });
 
+  test('a NUL in a CSV upload, a JSON body, a query or a path is a 422 naming its place, with the request id like every error', async () => {
+    const cases = [
+      ['POST', '/v1/series/ingest', { raw: 'ds,y\n2024-01-01,1\u0000\n', headers: { 'content-type': 'text/csv' } }, ['body', 'text']],
+      ['POST', '/v1/forecast', { body: { model: 'a\u0000', inputs: [] } }, ['body', 'model']],
+      ['GET', '/api/account/usage?start=a%00', {}, ['query', 'start']],
+      ['GET', '/api/models/a%00', {}, ['path', 'modelId']],
+    ] as const;
+    for (const [method, url, opts, loc] of cases) {
+      const r = await call(t, method, url, { token: u.token, ...opts, headers: { ...('headers' in opts ? opts.headers : {}), 'x-request-id': 'nul-1' } });
+      assert.equal(r.status, 422, `${url}: ${r.text}`);
+      assert.deepEqual(r.body.detail[0].loc, loc, url);
+      assert.equal(r.body.detail[0].type, 'string_unstorable', url);
+      assert.equal(r.body.request_id, 'nul-1', url);
+    }
+  });
+
   test('detect-anomalies refuses a start and frequency whose timestamps run past the dates a Date holds, and a start that is no date, as forecasts do', async () => {
     const target = Array.from({ length: 30 }, (_, i) => i % 5);
     for (const method of ['zscore', 'forecast']) {
