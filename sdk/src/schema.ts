@@ -279,7 +279,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm from the confirmation page
-         * @description The confirmation page's form (form-encoded `token`); answers an HTML page.
+         * @description The confirmation page's form (form-encoded `token`); answers an HTML page. A JSON body (`{token}`) is answered the same way, but its errors are JSON `{error, code}`.
          */
         post: operations["submitVerifyEmailPage"];
         delete?: never;
@@ -933,13 +933,13 @@ export interface paths {
         };
         /**
          * OAuth sign-in and consent page
-         * @description Sign-in and consent page (HTML).
+         * @description Sign-in and consent page (HTML). Errors are pages too: the server never redirects a failed request (RFC 9700 §4.11.2).
          */
         get: operations["getOAuthAuthorize"];
         put?: never;
         /**
          * Submit OAuth consent
-         * @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.
+         * @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied. Errors are pages, never redirects.
          */
         post: operations["postOAuthAuthorize"];
         delete?: never;
@@ -3168,9 +3168,6 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3178,7 +3175,6 @@ export interface operations {
                 };
             };
             422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
     };
@@ -3220,6 +3216,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/html": string;
+                };
+            };
+            /**
+             * @description Unauthorized. `code` is one of:
+             *     - `invalid_credential`: The credential is unknown, expired or revoked, the Authorization header is not `Bearer <token>`, or the token is of a kind this route does not take (OAuth tokens work only on /mcp). Sign in again or create a new API key; send it as `Authorization: Bearer <token>`.
+             *     - `invalid_credentials`: The e-mail address and password do not match an account. Check both, or reset the password with POST /api/auth/forgot-password.
+             *
+             *     As an HTML page (text/html) instead: a form-encoded post whose token is invalid, used or expired gets a page saying so; a JSON body gets the JSON error.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
                     "text/html": string;
                 };
             };
@@ -5323,18 +5336,32 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
-            500: components["responses"]["Error500"];
+            /** @description Bad request, answered as an HTML page: The authorization request is not valid: an unknown client, a redirect URI it did not register, no S256 code_challenge, a malformed or unstorable parameter. For a known client and redirect URI the page links back to the client with the RFC 6749 error. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error, answered as an HTML page: A fault of the service; the page gives the request id to quote. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     postOAuthAuthorize: {
@@ -5370,10 +5397,80 @@ export interface operations {
                 };
                 content?: never;
             };
-            415: components["responses"]["Error415"];
-            422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
-            500: components["responses"]["Error500"];
+            /** @description Bad request, answered as an HTML page: The authorization request is not valid: an unknown client, a redirect URI it did not register, no S256 code_challenge, a malformed or unstorable parameter. For a known client and redirect URI the page links back to the client with the RFC 6749 error. Also a form without the fields it needs, an action other than approve or deny, or a failed captcha. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized, answered as an HTML page: Not signed in (no session in this browser and no e-mail and password in the form), or a wrong e-mail or password: the sign-in page again, with the message. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden, answered as an HTML page: The form was not posted from this site (another Origin, `Origin: null`, or a session cookie sent cross-site). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too large, answered as an HTML page: The form is larger than the request body limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unsupported media type, answered as an HTML page: The body is not application/x-www-form-urlencoded (JSON is refused here), or it is compressed (Content-Encoding). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests, answered as an HTML page: Too many sign-in attempts from this address (AUTH_RATE_LIMIT_PER_MINUTE); wait the seconds in Retry-After. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error, answered as an HTML page: A fault of the service; the page gives the request id to quote. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     createOAuthToken: {
