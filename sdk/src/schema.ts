@@ -279,7 +279,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm from the confirmation page
-         * @description The confirmation page's form (form-encoded `token`); answers an HTML page.
+         * @description The confirmation page's form (form-encoded `token`); answers an HTML page. A JSON body (`{token}`) is answered the same way, but its errors are JSON `{error, code}`.
          */
         post: operations["submitVerifyEmailPage"];
         delete?: never;
@@ -933,13 +933,13 @@ export interface paths {
         };
         /**
          * OAuth sign-in and consent page
-         * @description Sign-in and consent page (HTML).
+         * @description Sign-in and consent page (HTML). Errors are pages too: the server never redirects a failed request (RFC 9700 §4.11.2).
          */
         get: operations["getOAuthAuthorize"];
         put?: never;
         /**
          * Submit OAuth consent
-         * @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.
+         * @description The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied. Errors are pages, never redirects.
          */
         post: operations["postOAuthAuthorize"];
         delete?: never;
@@ -1672,7 +1672,7 @@ export interface components {
         ErrorResponseBody: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "uri_too_long" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "headers_too_large" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -1685,7 +1685,7 @@ export interface components {
         ForecastBatchItemError: {
             error: string;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "uri_too_long" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "headers_too_large" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             endpoint?: string | null;
             /** @description The request id (x-request-id): quote it when you ask for help. */
             request_id?: string;
@@ -2034,7 +2034,7 @@ export interface components {
             /** @description HTTP status the call would get: 402, 403, 404, 409, 413 or 503. */
             status: number;
             /** @enum {string} */
-            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
+            code: "missing_credential" | "invalid_argument" | "request_error" | "invalid_credential" | "invalid_credentials" | "billing_required" | "key_budget_exceeded" | "no_model_access" | "model_access_denied" | "forbidden" | "key_model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "model_not_installed" | "idempotency_in_progress" | "payload_too_large" | "request_too_large" | "uri_too_long" | "unsupported_media_type" | "request_rejected" | "idempotency_mismatch" | "validation_error" | "rate_limit_exceeded" | "headers_too_large" | "internal_error" | "grpc_error" | "upstream_grpc_error" | "upstream_empty" | "upstream_unavailable" | "upstream_timeout";
             message: string;
         };
         RegisterClientRequest: {
@@ -2445,7 +2445,7 @@ export interface components {
          * @description Bad request. `code` is one of:
          *     - `missing_credential`: The operation needs a credential and the request carried none (no Authorization header, no session cookie). Send `Authorization: Bearer <token>` with an API key (tsfm_…) or a session token; create a key in the account page or with POST /api/account/keys.
          *     - `invalid_argument`: An argument is well-formed but not acceptable here (for example a webhook whose signature does not verify). Read the message: it names the argument. Correct it and send the request again.
-         *     - `request_error`: The HTTP request itself could not be handled (a malformed header, a body on a method that takes none, …). Check the request line, headers and body against the reference for this operation.
+         *     - `request_error`: The HTTP request itself could not be handled: a path that is not valid percent-encoding (`%ZZ`, a lone `%`), a malformed Content-Length, Content-Length together with Transfer-Encoding, a body on a method that takes none, … Check the request line, headers and body against the reference for this operation.
          */
         Error400: {
             headers: {
@@ -2531,8 +2531,8 @@ export interface components {
         };
         /**
          * @description Too large. `code` is one of:
-         *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES). Send less per request: split the series over several requests or a batch.
-         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit. Split the work into several requests within the limit named in the message.
+         *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES), or the text to ingest (pasted, uploaded or fetched from a URL) is larger than INGEST_MAX_BYTES. Send less per request: split the series over several requests or a batch, or the table over several ingests.
+         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit. Split the work into several requests within the limit named in the message.
          */
         Error413: {
             headers: {
@@ -2545,7 +2545,7 @@ export interface components {
         };
         /**
          * @description Unsupported media type. `code` is one of:
-         *     - `unsupported_media_type`: The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding). Send `Content-Type: application/json` with a JSON body.
+         *     - `unsupported_media_type`: The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding, the ingest route CSV/TSV), or the body is compressed (a Content-Encoding such as gzip: bodies are read as sent). Send `Content-Type: application/json` with a JSON body, uncompressed (no Content-Encoding header).
          */
         Error415: {
             headers: {
@@ -3168,9 +3168,6 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3178,7 +3175,6 @@ export interface operations {
                 };
             };
             422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
     };
@@ -3220,6 +3216,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/html": string;
+                };
+            };
+            /**
+             * @description Unauthorized. `code` is one of:
+             *     - `invalid_credential`: The credential is unknown, expired or revoked, the Authorization header is not `Bearer <token>`, or the token is of a kind this route does not take (OAuth tokens work only on /mcp). Sign in again or create a new API key; send it as `Authorization: Bearer <token>`.
+             *     - `invalid_credentials`: The e-mail address and password do not match an account. Check both, or reset the password with POST /api/auth/forgot-password.
+             *
+             *     As an HTML page (text/html) instead: a form-encoded post whose token is invalid, used or expired gets a page saying so; a JSON body gets the JSON error.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseBody"];
                     "text/html": string;
                 };
             };
@@ -5327,18 +5340,32 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
-            500: components["responses"]["Error500"];
+            /** @description Bad request, answered as an HTML page: The authorization request is not valid: an unknown client, a redirect URI it did not register, no S256 code_challenge, a malformed or unstorable parameter. For a known client and redirect URI the page links back to the client with the RFC 6749 error. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error, answered as an HTML page: A fault of the service; the page gives the request id to quote. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     postOAuthAuthorize: {
@@ -5374,10 +5401,80 @@ export interface operations {
                 };
                 content?: never;
             };
-            415: components["responses"]["Error415"];
-            422: components["responses"]["Error422"];
-            429: components["responses"]["Error429"];
-            500: components["responses"]["Error500"];
+            /** @description Bad request, answered as an HTML page: The authorization request is not valid: an unknown client, a redirect URI it did not register, no S256 code_challenge, a malformed or unstorable parameter. For a known client and redirect URI the page links back to the client with the RFC 6749 error. Also a form without the fields it needs, an action other than approve or deny, or a failed captcha. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized, answered as an HTML page: Not signed in (no session in this browser and no e-mail and password in the form), or a wrong e-mail or password: the sign-in page again, with the message. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden, answered as an HTML page: The form was not posted from this site (another Origin, `Origin: null`, or a session cookie sent cross-site). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too large, answered as an HTML page: The form is larger than the request body limit. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unsupported media type, answered as an HTML page: The body is not application/x-www-form-urlencoded (JSON is refused here), or it is compressed (Content-Encoding). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests, answered as an HTML page: Too many sign-in attempts from this address (AUTH_RATE_LIMIT_PER_MINUTE); wait the seconds in Retry-After. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error, answered as an HTML page: A fault of the service; the page gives the request id to quote. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     createOAuthToken: {

@@ -187,8 +187,12 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       produces: ['text/html'],
       summary: 'Confirm from the confirmation page',
       tags: ['auth'],
-      description: "The confirmation page's form (form-encoded `token`); answers an HTML page.",
+      description:
+        "The confirmation page's form (form-encoded `token`); answers an HTML page. A JSON body (`{token}`) is answered the same way, but its errors are JSON `{error, code}`.",
       body: z.object({ token: z.string().max(512) }),
+      htmlErrors: {
+        401: { when: 'a form-encoded post whose token is invalid, used or expired gets a page saying so; a JSON body gets the JSON error.', alsoJson: true },
+      },
     },
     handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');

@@ -10,13 +10,14 @@ import type { z } from 'zod';
 import type { Deps } from '../deps-types.ts';
 import { registerRefusalLog } from './refusals.ts';
 import { sendRestError } from './errors.ts';
+import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
 import { openApiTransforms } from './openapi.ts';
 import { registerRateLimitHook } from '../ratelimit/hook.ts';
 import { registerMetricsHook } from '../metrics/http.ts';
-import { ValidationFailure } from '../shared/errors.ts';
+import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { findJsonProblemSliced } from '../shared/json.ts';
 import { MCP_PATH } from '../oauth/endpoints.ts';
 import { yieldTurn as nextTurn } from '../shared/turns.ts';
@@ -29,6 +30,7 @@ import { type ColumnsOption, ForbiddenPrototype, parseJsonSliced } from '../shar
  */
 const LARGE_BODY_BYTES = 64 * 1024;
 export const isLargeBody = (req: FastifyRequest): boolean => Number(req.headers['content-length'] ?? 0) >= LARGE_BODY_BYTES;
+const hasBody = (req: FastifyRequest): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -111,8 +113,12 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newId('req');
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What the router and Node's HTTP parser refuse before any route runs, in the {error, code, request_id} shape.
+    frameworkErrors,
+    clientErrorHandler: (err, socket) => clientError(err, socket),
     ajv: undefined,
   });
+  const clientError = clientErrorHandler(app.log);
 
   app.setValidatorCompiler<z.ZodType>(({ schema, httpPart }) => (data: unknown) => {
     const r = schema.safeParse(data);
@@ -175,6 +181,19 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     reply.raw.once('close', () => compactor.end());
   });
   registerCsrfHook(app, config);
+  // Bodies are read as sent: a compressed one (gzip, br, …) would be parsed as JSON, CSV or a form
+  // and refused for the wrong reason. One refusal for every route, before any parser runs (/mcp and
+  // the OAuth routes answer it in their own shapes from the AppError).
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity' && hasBody(req)) {
+      const named = encoding.length <= 40 ? `'${encoding}'` : 'given';
+      throw new AppError('unsupported_media_type', `Content-Encoding ${named} is not accepted: send the body uncompressed (no Content-Encoding header)`, {
+        'accept-encoding': 'identity',
+      });
+    }
+    return payload;
+  });
 
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   registerRefusalLog(app);
@@ -190,16 +209,16 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
-    const allow = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => m !== req.method && paths.find(m, path) !== null);
-    if (allow.length > 0 && req.method !== 'OPTIONS') {
+    // A route of this very method sent us here itself (a static file that is not there): 404. So is
+    // a path only HEAD would match, HEAD being implied by GET: there is no method to offer.
+    const routed = paths.find(req.method as HTTPMethod, path) !== null;
+    const allow = routed ? [] : (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => m !== req.method && paths.find(m, path) !== null);
+    const offer = allow.filter((m) => m !== 'HEAD');
+    if (offer.length > 0 && req.method !== 'OPTIONS') {
       void reply
         .code(405)
         .header('allow', allow.join(', '))
-        .send({
-          error: `${req.method} is not allowed on ${path}; use ${allow.filter((m) => m !== 'HEAD').join(' or ')}`,
-          code: 'method_not_allowed',
-          request_id: req.id,
-        });
+        .send({ error: `${req.method} is not allowed on ${path}; use ${offer.join(' or ')}`, code: 'method_not_allowed', request_id: req.id });
       return;
     }
     void reply.code(404).send({ error: `No route for ${req.method} ${path} (GET /openapi.json lists the routes)`, code: 'not_found', request_id: req.id });
@@ -261,9 +280,11 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
         // authorize page's HTML): thrown to their error handlers, which make it invalid_request.
         throw new ValidationFailure([{ path: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }]);
       }
-      return reply
-        .code(422)
-        .send({ detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }] });
+      // Answered here, not thrown: /mcp's error handler speaks JSON-RPC, and this refusal of its path or query is REST's.
+      return reply.code(422).send({
+        detail: [{ loc: [root, ...problem.path], msg: problem.msg, type: problem.type, ...(problem.ctx ? { ctx: problem.ctx } : {}) }],
+        request_id: req.id,
+      });
     }
   });
   registerAuthHook(app, deps);

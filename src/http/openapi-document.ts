@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ERROR_HELP, ERROR_STATUS, type ErrorCode } from '../shared/errors.ts';
 import type { AuthMode } from './auth.ts';
-import type { OperationExample } from './openapi.ts';
+import type { HtmlError, OperationExample } from './openapi.ts';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +15,10 @@ export interface RouteDoc {
   example: OperationExample | undefined;
   redirect: { status: 302 | 303; description: string } | undefined;
   html: boolean;
+  /** Error statuses answered with an HTML page, with when (`schema.htmlErrors`). */
+  htmlErrors: Partial<Record<number, HtmlError>>;
+  /** Every error of the route is a page: no implied JSON errors. */
+  onlyHtmlErrors: boolean;
   methods: string[];
 }
 
@@ -42,11 +46,14 @@ const REASONS: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
+  408: 'Request timeout',
   409: 'Conflict',
   413: 'Too large',
+  414: 'URI too long',
   415: 'Unsupported media type',
   422: 'Validation error',
   429: 'Too many requests',
+  431: 'Request headers too large',
   500: 'Internal error',
   502: 'Bad gateway',
   503: 'Unavailable',
@@ -124,6 +131,7 @@ function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Se
   if (auth === 'user' || auth === 'admin') implied.push(400, 401);
   if (auth === 'admin') implied.push(403);
   if (route?.rateLimited) implied.push(429);
+  if (route?.onlyHtmlErrors) implied.length = 0;
   for (const s of implied)
     if (!(String(s) in responses))
       responses[String(s)] = { content: { 'application/json': { schema: ref('schemas', s === 422 ? 'HTTPValidationError' : 'ErrorResponseBody') } } };
@@ -158,8 +166,35 @@ function finishOperation(op: Json, route: RouteDoc | undefined, usedStatuses: Se
       value.headers = headers;
     }
   }
-  op.responses = responses;
-  applyExample(op, responses, route?.example);
+  op.responses = withHtmlErrors(responses, route?.htmlErrors ?? {});
+  applyExample(op, op.responses as Json, route?.example);
+}
+
+const HTML_PAGE = { 'text/html': { schema: { type: 'string', description: 'An HTML page saying what went wrong.' } } };
+
+/**
+ * A browser page's error answers (`schema.htmlErrors`): a page, or, where the same status is also
+ * answered as JSON (to API clients of a route that takes both), both media types.
+ */
+function withHtmlErrors(responses: Json, htmlErrors: Partial<Record<number, HtmlError>>): Json {
+  if (Object.keys(htmlErrors).length === 0) return responses;
+  for (const [status, declared] of Object.entries(htmlErrors)) {
+    if (declared === undefined) continue;
+    const code = Number(status);
+    const current = responses[status];
+    const when = typeof declared === 'string' ? declared : declared.when;
+    const alsoJson = typeof declared !== 'string' || (isRecord(current) && (current.$ref === `#/components/responses/Error${code}` || isServiceError(current)));
+    const headers: Json = { 'x-request-id': ref('headers', 'RequestId') };
+    if (code === 429) Object.assign(headers, { 'retry-after': ref('headers', 'RetryAfter') }, rateLimitHeaders());
+    responses[status] = alsoJson
+      ? {
+          description: `${statusDescription(code)}\n\nAs an HTML page (text/html) instead: ${when}`,
+          headers,
+          content: { 'application/json': { schema: ref('schemas', code === 422 ? 'HTTPValidationError' : 'ErrorResponseBody') }, ...HTML_PAGE },
+        }
+      : { description: `${REASONS[code] ?? `HTTP ${code}`}, answered as an HTML page: ${when}`, headers, content: HTML_PAGE };
+  }
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** A success response's description: the schema's own words (or its named component's) when it has them, else the operation's summary. */

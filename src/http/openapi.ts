@@ -2,7 +2,7 @@ import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { AUTH_LIMITED_ROUTES } from '../ratelimit/hook.ts';
+import { isAddressLimited } from '../ratelimit/hook.ts';
 import type { AuthMode } from './auth.ts';
 import { finishDocument, type RouteDoc } from './openapi-document.ts';
 
@@ -20,6 +20,14 @@ declare module 'fastify' {
     example?: OperationExample;
     /** OpenAPI: the route answers a redirect (302 or 303) to a page elsewhere; the description says where and when. */
     redirect?: { status: 302 | 303; description: string };
+    /**
+     * OpenAPI: the error statuses a browser page's route answers with an HTML page, each with when;
+     * `alsoJson` when API clients of the route (a JSON body) get `{error, code}` for it instead.
+     * A status implied as JSON for every route is documented with both media types too.
+     */
+    htmlErrors?: Partial<Record<number, HtmlError>>;
+    /** OpenAPI: the route's own error handler answers every error as a page: only `htmlErrors` are documented, none of the JSON errors implied for every route. */
+    onlyHtmlErrors?: boolean;
   }
   interface FastifyContextConfig {
     /**
@@ -31,6 +39,9 @@ declare module 'fastify' {
     optionalCredential?: boolean;
   }
 }
+
+/** When a route answers an error status with a page, and whether it answers it as JSON too. */
+export type HtmlError = string | { when: string; alsoJson: true };
 
 /** What the document says about the service besides its routes. */
 export interface ApiInfo {
@@ -53,11 +64,13 @@ export function openApiTransforms(): { transform: SwaggerTransform; transformObj
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       routes.set(schema.operationId, {
         auth: config.optionalCredential ? 'optional' : auth,
-        rateLimited: auth !== 'public' || AUTH_LIMITED_ROUTES.has(route.url),
+        rateLimited: auth !== 'public' || methods.some((m) => isAddressLimited(route.url, String(m))),
         hasSecurity: schema.security !== undefined,
         example: schema.example,
         redirect: schema.redirect,
         html: schema.produces?.includes('text/html') ?? false,
+        htmlErrors: schema.htmlErrors ?? {},
+        onlyHtmlErrors: schema.onlyHtmlErrors ?? false,
         methods: methods.map(String),
       });
     }

@@ -134,13 +134,8 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
           .send({ jsonrpc: '2.0', error: { code: -32000, message: err.message, data: { code: err.code, status: err.status } }, id: null });
       }
       // A body that is not JSON is a JSON-RPC parse error, not a REST validation error.
+      // (A compressed body never gets here: src/http/app.ts refuses it with 415 before parsing, answered above.)
       if (err instanceof BodyParseError) {
-        const encoding = req.headers['content-encoding'];
-        if (encoding && encoding !== 'identity') {
-          return reply
-            .code(415)
-            .send({ jsonrpc: '2.0', error: { code: -32000, message: `Unsupported Content-Encoding ${encoding}: send the JSON uncompressed` }, id: null });
-        }
         return reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body must be JSON (${err.detail})` }, id: null });
       }
       if ((err as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {

@@ -100,6 +100,11 @@ function sendOAuthError(err: unknown, req: FastifyRequest, reply: FastifyReply, 
   return reply.code(a.status).send(a.error.toResponseObject());
 }
 
+/** The authorize routes' error pages, as the OpenAPI document describes them. */
+const AUTHORIZE_400 =
+  'The authorization request is not valid: an unknown client, a redirect URI it did not register, no S256 code_challenge, a malformed or unstorable parameter. For a known client and redirect URI the page links back to the client with the RFC 6749 error.';
+const PAGE_500 = 'A fault of the service; the page gives the request id to quote.';
+
 /** The server the OpenAPI examples describe (the metadata documents are built by the same functions as the answers). */
 const EXAMPLE_BASE = { publicBaseUrl: 'http://127.0.0.1:8000' };
 
@@ -274,7 +279,12 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       summary: 'OAuth sign-in and consent page',
       tags: ['oauth'],
       querystring: AuthorizeQuery,
-      description: 'Sign-in and consent page (HTML).',
+      description: 'Sign-in and consent page (HTML). Errors are pages too: the server never redirects a failed request (RFC 9700 §4.11.2).',
+      onlyHtmlErrors: true,
+      htmlErrors: {
+        400: AUTHORIZE_400,
+        500: PAGE_500,
+      },
     },
     errorHandler: pageErrorHandler,
     handler: async (req, reply) => {
@@ -310,8 +320,19 @@ export function registerOAuthRoutes(app: ZApp, deps: Deps): void {
       tags: ['oauth'],
       description:
         "The consent form (application/x-www-form-urlencoded, posted by this site's own page: another Origin, or `Origin: null`, is refused). " +
-        'E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied.',
+        'E-mail and password are checked by the sign-in service (captcha, per-address limits). Approve redirects with code and state, deny with error=access_denied. ' +
+        'Errors are pages, never redirects.',
       body: AuthorizeForm,
+      onlyHtmlErrors: true,
+      htmlErrors: {
+        400: `${AUTHORIZE_400} Also a form without the fields it needs, an action other than approve or deny, or a failed captcha.`,
+        401: 'Not signed in (no session in this browser and no e-mail and password in the form), or a wrong e-mail or password: the sign-in page again, with the message.',
+        403: 'The form was not posted from this site (another Origin, `Origin: null`, or a session cookie sent cross-site).',
+        413: 'The form is larger than the request body limit.',
+        415: 'The body is not application/x-www-form-urlencoded (JSON is refused here), or it is compressed (Content-Encoding).',
+        429: 'Too many sign-in attempts from this address (AUTH_RATE_LIMIT_PER_MINUTE); wait the seconds in Retry-After.',
+        500: PAGE_500,
+      },
     },
     errorHandler: pageErrorHandler,
     handler: async (req, reply) => {

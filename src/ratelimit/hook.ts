@@ -28,6 +28,10 @@ export const AUTH_LIMITED_ROUTES: ReadonlySet<string> = new Set([
   '/v1/validate',
 ]);
 
+/** Is a request of this method to this route counted against its client address? (Sign-in and the forms post; the OAuth start is a GET.) */
+export const isAddressLimited = (url: string, method: string): boolean =>
+  AUTH_LIMITED_ROUTES.has(url) && (method === 'POST' || url === '/api/auth/oauth/start');
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
@@ -52,7 +56,7 @@ function applyHeaders(reply: FastifyReply, d: RateDecision): void {
 export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
   app.addHook('preValidation', async (req, reply) => {
     const url = req.routeOptions.url;
-    if (url && AUTH_LIMITED_ROUTES.has(url) && (req.method === 'POST' || url === '/api/auth/oauth/start')) {
+    if (url && isAddressLimited(url, req.method)) {
       const d = await deps.rateLimiter.consumeAuth(url, req.ip);
       applyHeaders(reply, d);
       if (!d.allowed) throw refuse(d, 'attempts from this address');

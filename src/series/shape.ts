@@ -200,7 +200,7 @@ function stepsBetween(a: number, b: number, freq: Frequency, limit: number): num
   return limit + 1;
 }
 
-const tooLong = (uid: string) => new AppError('payload_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
+const tooLong = (uid: string) => new AppError('request_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
 
 /** Turns a table into forecast inputs: columns, order, duplicates, frequency, gaps. */
 export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, maxSeries: number): Promise<Omit<SeriesIngestResponseT, 'object'>> {
@@ -234,7 +234,7 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
       let s = series.get(uid);
       if (!s) {
         if (series.size >= maxSeries)
-          throw new AppError('payload_too_large', `The data holds more than ${maxSeries} series; at most ${maxSeries} are read (INGEST_MAX_SERIES)`);
+          throw new AppError('request_too_large', `The data holds more than ${maxSeries} series; at most ${maxSeries} are read (INGEST_MAX_SERIES)`);
         s = new Map();
         series.set(uid, s);
       }
@@ -338,7 +338,7 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
     }
     total += target.length;
     if (total > LIMITS.maxTotalPoints)
-      throw new AppError('payload_too_large', `The series hold more than ${LIMITS.maxTotalPoints} points in all (gaps included)`);
+      throw new AppError('request_too_large', `The series hold more than ${LIMITS.maxTotalPoints} points in all (gaps included)`);
     const start = new Date(times[0] as number).toISOString();
     const end = new Date(times.at(-1) as number).toISOString();
     reports.push({ unique_id: uid, start, end, length: target.length, observed: target.length - missing, missing });

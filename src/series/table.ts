@@ -54,13 +54,13 @@ async function readDelimited(text: string, format: 'csv' | 'tsv', limits: TableL
   try {
     for await (const r of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       if (records.length === 0 && r.record.length > limits.maxColumns) {
-        throw new AppError('payload_too_large', `The data has ${r.record.length} columns; at most ${limits.maxColumns} are read`);
+        throw new AppError('request_too_large', `The data has ${r.record.length} columns; at most ${limits.maxColumns} are read (INGEST_MAX_COLUMNS)`);
       }
       records.push(r.record);
       origin.push(r.info.lines);
       if (records.length > limits.maxRows + 1) {
         parser.destroy();
-        throw new AppError('payload_too_large', `The data has more than ${limits.maxRows} rows; at most ${limits.maxRows} are read (INGEST_MAX_ROWS)`);
+        throw new AppError('request_too_large', `The data has more than ${limits.maxRows} rows; at most ${limits.maxRows} are read (INGEST_MAX_ROWS)`);
       }
       if (turns.spent) await turns.next();
     }
@@ -101,7 +101,8 @@ function readJson(text: string, limits: TableLimits, field: string): Table {
   };
   if (Array.isArray(data)) {
     // An array of records: [{"ds": "2024-01-01", "y": 3}, …]
-    if (data.length > limits.maxRows) throw new AppError('payload_too_large', `The data has ${data.length} records; at most ${limits.maxRows} are read`);
+    if (data.length > limits.maxRows)
+      throw new AppError('request_too_large', `The data has ${data.length} records; at most ${limits.maxRows} are read (INGEST_MAX_ROWS)`);
     const header: string[] = [];
     const index = new Map<string, number>();
     data.forEach((rec, i) => {
@@ -110,7 +111,11 @@ function readJson(text: string, limits: TableLimits, field: string): Table {
         if (!index.has(k)) {
           index.set(k, header.length);
           header.push(k);
-          if (header.length > limits.maxColumns) throw new AppError('payload_too_large', `The data has more than ${limits.maxColumns} columns`);
+          if (header.length > limits.maxColumns)
+            throw new AppError(
+              'request_too_large',
+              `The data has more than ${limits.maxColumns} columns; at most ${limits.maxColumns} are read (INGEST_MAX_COLUMNS)`,
+            );
         }
       }
     });
@@ -121,7 +126,7 @@ function readJson(text: string, limits: TableLimits, field: string): Table {
     // An object of columns: {"ds": [...], "y": [...]}
     const entries = Object.entries(data);
     if (entries.length > limits.maxColumns)
-      throw new AppError('payload_too_large', `The data has ${entries.length} columns; at most ${limits.maxColumns} are read`);
+      throw new AppError('request_too_large', `The data has ${entries.length} columns; at most ${limits.maxColumns} are read (INGEST_MAX_COLUMNS)`);
     if (entries.length === 0) throw bad('The data is empty');
     let n = -1;
     for (const [k, col] of entries) {
@@ -129,7 +134,7 @@ function readJson(text: string, limits: TableLimits, field: string): Table {
       if (n !== -1 && col.length !== n) throw bad(`column '${k}' has ${col.length} values; the first column has ${n}`);
       n = col.length;
     }
-    if (n > limits.maxRows) throw new AppError('payload_too_large', `The data has ${n} rows; at most ${limits.maxRows} are read`);
+    if (n > limits.maxRows) throw new AppError('request_too_large', `The data has ${n} rows; at most ${limits.maxRows} are read (INGEST_MAX_ROWS)`);
     const cols = entries.map(([k, col]) => (col as unknown[]).map((v, i) => cell(v, `record ${i}, column '${k}'`)));
     const rows = Array.from({ length: n }, (_, i) => cols.map((c) => c[i] as Cell));
     return { format: 'json', header: entries.map(([k]) => k), named: true, rows, origin: rows.map((_, i) => i) };

@@ -22,16 +22,19 @@ export const ERROR_STATUS = {
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   model_not_installed: 409,
   idempotency_in_progress: 409,
   payload_too_large: 413,
   request_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   request_rejected: 422,
   idempotency_mismatch: 422,
   validation_error: 422,
   rate_limit_exceeded: 429,
+  headers_too_large: 431,
   internal_error: 500,
   grpc_error: 502,
   upstream_grpc_error: 502,
@@ -60,7 +63,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Read the message: it names the argument. Correct it and send the request again.',
   },
   request_error: {
-    cause: 'The HTTP request itself could not be handled (a malformed header, a body on a method that takes none, …).',
+    cause:
+      'The HTTP request itself could not be handled: a path that is not valid percent-encoding (`%ZZ`, a lone `%`), a malformed Content-Length, Content-Length together with Transfer-Encoding, a body on a method that takes none, …',
     fix: 'Check the request line, headers and body against the reference for this operation.',
   },
   invalid_credential: {
@@ -114,6 +118,10 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     cause: 'The path exists but not with this HTTP method.',
     fix: 'Use a method from the `Allow` header of the answer.',
   },
+  request_timeout: {
+    cause: 'The request did not arrive in time: its headers (or body) were sent too slowly, and the connection was closed.',
+    fix: 'Send the whole request at once; check for a stalled proxy or network between you and the service.',
+  },
   conflict: {
     cause: 'The request conflicts with the current state (the e-mail is registered already, the key name is taken, the action was done before).',
     fix: 'Read the message; fetch the current state and retry with a request that fits it.',
@@ -127,16 +135,23 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Use a new key for a new request; reuse a key only to repeat exactly the same request.',
   },
   payload_too_large: {
-    cause: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES).',
-    fix: 'Send less per request: split the series over several requests or a batch.',
+    cause:
+      'The request body is larger than the server accepts (BODY_LIMIT_BYTES), or the text to ingest (pasted, uploaded or fetched from a URL) is larger than INGEST_MAX_BYTES.',
+    fix: 'Send less per request: split the series over several requests or a batch, or the table over several ingests.',
   },
   request_too_large: {
-    cause: 'The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit.',
+    cause:
+      'The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit.',
     fix: 'Split the work into several requests within the limit named in the message.',
   },
+  uri_too_long: {
+    cause: 'A segment of the path is longer than 100 characters, the most a path parameter (a model, key or schedule id) may be.',
+    fix: 'Check the id in the path: ids are short (`key_…`, `sch_…`, a model id from GET /api/models).',
+  },
   unsupported_media_type: {
-    cause: 'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding).',
-    fix: 'Send `Content-Type: application/json` with a JSON body.',
+    cause:
+      'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding, the ingest route CSV/TSV), or the body is compressed (a Content-Encoding such as gzip: bodies are read as sent).',
+    fix: 'Send `Content-Type: application/json` with a JSON body, uncompressed (no Content-Encoding header).',
   },
   request_rejected: {
     cause: 'The request was understood but refused by a rule of the service.',
@@ -150,6 +165,10 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
   rate_limit_exceeded: {
     cause: 'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window.',
     fix: 'Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.',
+  },
+  headers_too_large: {
+    cause: 'The request line and headers together are larger than the server reads (16 KiB); the connection was closed.',
+    fix: 'Send fewer or shorter headers (large cookies are the usual cause); put data in the body.',
   },
   internal_error: {
     cause: 'An unexpected fault in the service. Nothing about it is echoed; it is logged with the request id.',
@@ -216,7 +235,8 @@ export type ValidationIssue = {
 export class ValidationFailure extends Error {
   readonly issues: FieldIssue[];
   constructor(issues: FieldIssue[]) {
-    super(issues.map((d) => `${d.path.join('.')}: ${d.msg}`).join('; '));
+    // An issue about the input as a whole (a batch item that is not an object) has no path to name.
+    super(issues.map((d) => (d.path.length > 0 ? `${d.path.join('.')}: ${d.msg}` : d.msg)).join('; '));
     this.name = 'ValidationFailure';
     this.issues = issues;
   }

@@ -31,4 +31,15 @@ describe('runBatch', () => {
     assert.equal(r.data[0]?.ok, false);
     assert.deepEqual(r.data[0]?.error?.detail?.[0]?.loc, ['at', 'r:0', 'inputs']);
   });
+
+  test('an item that is not an object: the message names no empty path', async () => {
+    const r = await runBatch({} as ForecastCtx, {} as Principal, [5, { model: 'x' }], { requestId: 'r', source: 'batch' }, (err) => ({
+      ...(reportError(err, ['body']) ?? assert.fail(String(err))),
+    }));
+    assert.equal(r.data[0]?.ok, false);
+    assert.equal(r.data[0]?.error?.error, 'Invalid input: expected object, received number');
+    assert.deepEqual(r.data[0]?.error?.detail?.[0]?.loc, ['body']);
+    // An issue with a path still names it.
+    assert.match(String(r.data[1]?.error?.error), /^inputs: /);
+  });
 });

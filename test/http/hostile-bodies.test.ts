@@ -25,7 +25,7 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     for (const frequency of ['s', 'min', 'h', 'D', 'MS']) {
       const r = await call(t, 'POST', '/v1/series/ingest', { token: u.token, body: { text, frequency } });
       assert.equal(r.status, 413, `${frequency}: ${r.text.slice(0, 300)}`);
-      assert.equal(r.body.code, 'payload_too_large', frequency);
+      assert.equal(r.body.code, 'request_too_large', frequency);
       assert.match(r.body.error, /longer than 100000 steps/, frequency);
     }
     // The same rows close enough together are filled as before.
@@ -35,6 +35,22 @@ describe(`hostile bodies (${DB_KIND})`, () => {
     });
     assert.equal(near.status, 200, near.text);
     assert.deepEqual(near.body.inputs[0].target, [1, null, null, null, null, 2]);
+  });
+
+  test('a NUL in a CSV upload, a JSON body, a query or a path is a 422 naming its place, with the request id like every error', async () => {
+    const cases = [
+      ['POST', '/v1/series/ingest', { raw: 'ds,y\n2024-01-01,1\u0000\n', headers: { 'content-type': 'text/csv' } }, ['body', 'text']],
+      ['POST', '/v1/forecast', { body: { model: 'a\u0000', inputs: [] } }, ['body', 'model']],
+      ['GET', '/api/account/usage?start=a%00', {}, ['query', 'start']],
+      ['GET', '/api/models/a%00', {}, ['path', 'modelId']],
+    ] as const;
+    for (const [method, url, opts, loc] of cases) {
+      const r = await call(t, method, url, { token: u.token, ...opts, headers: { ...('headers' in opts ? opts.headers : {}), 'x-request-id': 'nul-1' } });
+      assert.equal(r.status, 422, `${url}: ${r.text}`);
+      assert.deepEqual(r.body.detail[0].loc, loc, url);
+      assert.equal(r.body.detail[0].type, 'string_unstorable', url);
+      assert.equal(r.body.request_id, 'nul-1', url);
+    }
   });
 
   test('detect-anomalies refuses a start and frequency whose timestamps run past the dates a Date holds, and a start that is no date, as forecasts do', async () => {
@@ -160,7 +176,7 @@ describe(`hostile tool arguments over MCP (${DB_KIND})`, () => {
       isError?: boolean;
     };
     assert.equal(ingest.isError, true);
-    assert.match(text(ingest), /payload_too_large \(HTTP 413\)/);
+    assert.match(text(ingest), /request_too_large \(HTTP 413\)/);
     const target = Array.from({ length: 30 }, (_, i) => i % 5);
     const anomalies = (await client.callTool({
       name: 'detectAnomalies',

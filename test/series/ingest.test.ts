@@ -151,15 +151,26 @@ describe(`POST /v1/series/ingest (${DB_KIND})`, () => {
     assert.equal(empty.status, 422);
   });
 
-  it('caps rows (413 naming the limit) and bytes', async () => {
+  it('caps rows, columns and series (413 request_too_large naming the limit) and bytes (413 payload_too_large)', async () => {
     const rows = Array.from({ length: 1001 }, (_, i) => `${new Date(Date.UTC(2020, 0, 1 + i)).toISOString().slice(0, 10)},${i}`);
     const r = await ingest(t, u, { text: `ds,y\n${rows.join('\n')}\n` });
     assert.equal(r.status, 413, r.text);
+    assert.equal(r.body.code, 'request_too_large');
     assert.match(r.body.error, /1000 rows/);
-    const small = await createTestApp({ env: { INGEST_MAX_BYTES: '1024' } });
+    const small = await createTestApp({ env: { INGEST_MAX_BYTES: '1024', INGEST_MAX_COLUMNS: '3', INGEST_MAX_SERIES: '2' } });
     const su = await registerUser(small);
     const big = await ingest(small, su, { text: `ds,y\n${rows.slice(0, 100).join('\n')}\n` });
     assert.equal(big.status, 413);
+    assert.equal(big.body.code, 'payload_too_large');
+    assert.match(big.body.error, /INGEST_MAX_BYTES/);
+    const wide = await ingest(small, su, { text: 'ds,a,b,c\n2024-01-01,1,2,3\n' });
+    assert.equal(wide.status, 413, wide.text);
+    assert.equal(wide.body.code, 'request_too_large');
+    assert.match(wide.body.error, /at most 3 are read \(INGEST_MAX_COLUMNS\)/);
+    const many = await ingest(small, su, { text: 'unique_id,ds,y\na,2024-01-01,1\nb,2024-01-01,2\nc,2024-01-01,3\n' });
+    assert.equal(many.status, 413, many.text);
+    assert.equal(many.body.code, 'request_too_large');
+    assert.match(many.body.error, /INGEST_MAX_SERIES/);
     await small.close();
   });
 
