@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Made with an API key (scope keys:write), the new key may hold only scopes that key holds and limits no looser than its own (403 forbidden otherwise); a signed-in session has no such bound. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         post: operations["createAccountKey"];
         /**
@@ -387,7 +387,7 @@ export interface paths {
         head?: never;
         /**
          * Rename an API key or change its limits
-         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Called with an API key, the limits set may be no looser than that key's own (403 forbidden otherwise). Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         patch: operations["updateAccountKey"];
         trace?: never;
@@ -2488,7 +2488,7 @@ export interface components {
          * @description Forbidden. `code` is one of:
          *     - `no_model_access`: The account may not use this model (its plan or the operator restricts it). Choose a model your account can use (GET /api/models shows access), or ask the operator for access.
          *     - `model_access_denied`: Access to the model was refused by the operator’s policy for this account. Use another model from GET /api/models, or ask the operator.
-         *     - `forbidden`: The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept). Use an account with the needed role, or a credential kind the operation lists.
+         *     - `forbidden`: The caller is authenticated but may not do this: an administrator operation, a credential kind the operation does not accept, an API key without the scope the operation needs, or an API key asking for a key with more scopes or looser limits than its own. Use an account with the needed role, a credential kind the operation lists, or a signed-in session (or a key created with the scope); the message names what is missing.
          *     - `key_model_not_allowed`: The API key's allowed_models list does not include the model asked for (in a forecast, a batch item or an ensemble member). Use one of the models the key allows, or change allowed_models with PATCH /api/account/keys/{key_id}.
          */
         Error403: {

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { globToRegExp, modelMatches } from '../../src/keys/policy.ts';
+import { ErrorBody } from '../../src/shared/schemas.ts';
 import { call, DB_KIND, expectSchema, registerUser, routeSchema, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
@@ -64,7 +65,7 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
   test('a key created with keys:write may manage keys, not the account; a forecast-less key may not forecast', async () => {
     const u = await registerUser(t);
     const admin = await key(u, { scopes: ['keys:write'] });
-    const made = await call(t, 'POST', '/api/account/keys', { token: admin.key, body: { label: 'made-by-key' } });
+    const made = await call(t, 'POST', '/api/account/keys', { token: admin.key, body: { label: 'made-by-key', scopes: ['keys:write'] } });
     assert.equal(made.status, 200, made.text);
     assert.equal((await call(t, 'DELETE', `/api/account/keys/${made.body.id}`, { token: admin.key })).status, 200);
     assert.equal((await call(t, 'DELETE', '/api/account/me', { token: admin.key })).status, 403);
@@ -74,6 +75,79 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     const bad = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'x', scopes: ['root'] } });
     assert.equal(bad.status, 422);
     assert.deepEqual(bad.body.detail[0].loc.slice(0, 2), ['body', 'scopes']);
+  });
+
+  test('a keys:write key creates and changes keys only within its own scopes and limits; a session has no such bound', async () => {
+    const a = await registerUser(t);
+    await t.deps.database.db.updateTable('users').set({ role: 'admin' }).where('id', '=', a.id).execute();
+    const expires = Date.now() + 30 * 86400_000;
+    const own = { allowed_models: ['echo-*'], monthly_credit_limit: 100, rate_limit_per_minute: 1000, expires_at: new Date(expires).toISOString() };
+    const k = await key(a, { scopes: ['forecast', 'keys:write'], ...own });
+    const within = {
+      allowed_models: ['echo-last'],
+      monthly_credit_limit: 50,
+      rate_limit_per_minute: 500,
+      expires_at: new Date(expires - 3600_000).toISOString(),
+    };
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ scopes: ['admin'], ...within }, /scopes admin \(it holds forecast, keys:write\)/],
+      [{ scopes: ['forecast', 'account:write', 'billing:write'], ...within }, /scopes account:write, billing:write/],
+      [within, /scopes usage:read, billing:read/], // the default scopes are more than this key holds
+      [{ scopes: ['forecast'] }, /allowed_models unset.*monthly_credit_limit unset|monthly_credit_limit unset/],
+      [{ scopes: ['forecast'], ...within, allowed_models: ['*'] }, /allowed_models \* \(its own are echo-\*\)/],
+      [{ scopes: ['forecast'], ...within, allowed_models: ['echo-last', 'naive'] }, /allowed_models naive/],
+      [{ scopes: ['forecast'], ...within, monthly_credit_limit: 101 }, /monthly_credit_limit 101 \(its own is 100\)/],
+      [{ scopes: ['forecast'], ...within, rate_limit_per_minute: 1001 }, /rate_limit_per_minute 1001 \(its own is 1000\)/],
+      [{ scopes: ['forecast'], ...within, expires_at: null }, /expires_at unset/],
+      [{ scopes: ['forecast'], ...within, expires_at: new Date(expires + 1000).toISOString() }, /expires_at 20/],
+    ];
+    for (const [body, message] of refused) {
+      const r = await call(t, 'POST', '/api/account/keys', { token: k.key, body: { label: 'minted', ...body } });
+      assert.equal(r.status, 403, `${JSON.stringify(body)}: ${r.text}`);
+      expectSchema(ErrorBody, r.body);
+      assert.equal(r.body.code, 'forbidden');
+      assert.match(r.body.error, message);
+    }
+    assert.equal((await call(t, 'GET', '/api/account/keys', { token: a.token })).body.keys.length, 1, 'nothing was created');
+    // Within its own: allowed, including a pattern its own pattern covers and keys:write itself (rotation).
+    const ok = await call(t, 'POST', '/api/account/keys', {
+      token: k.key,
+      body: { label: 'rotated', scopes: ['forecast', 'keys:write'], ...within, allowed_models: ['echo-l*', 'echo-last'] },
+    });
+    assert.equal(ok.status, 200, ok.text);
+
+    // PATCH: its own limits cannot be lifted, nor another key's raised beyond its own; tightening is fine.
+    const lift = await call(t, 'PATCH', `/api/account/keys/${k.id}`, {
+      token: k.key,
+      body: { allowed_models: null, monthly_credit_limit: null, rate_limit_per_minute: null, expires_at: null },
+    });
+    assert.equal(lift.status, 403, lift.text);
+    assert.match(lift.body.error, /allowed_models unset/);
+    const mine = (await call(t, 'GET', '/api/account/keys', { token: a.token })).body.keys.find((x: { id: string }) => x.id === k.id);
+    assert.deepEqual(
+      [mine.allowed_models, mine.monthly_credit_limit, mine.rate_limit_per_minute, mine.expires_at],
+      [own.allowed_models, 100, 1000, own.expires_at],
+    );
+    const free = await key(a, { scopes: ['forecast'] }); // made by the session: no limits
+    for (const body of [{ monthly_credit_limit: 1000 }, { allowed_models: ['ttm-*'] }, { rate_limit_per_minute: 1001 }]) {
+      const r = await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body });
+      assert.equal(r.status, 403, `${JSON.stringify(body)}: ${r.text}`);
+    }
+    assert.equal((await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: k.key, body: { monthly_credit_limit: 60 } })).status, 200);
+    const tightened = await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body: { monthly_credit_limit: 10, label: 'tight' } });
+    assert.equal(tightened.status, 200, tightened.text);
+    assert.equal(tightened.body.monthly_credit_limit, 10);
+    // The 60 it set on itself is now its bound.
+    assert.equal((await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body: { monthly_credit_limit: 61 } })).status, 403);
+
+    // A session keeps full power: an admin key without limits, and any limit lifted.
+    const adm = await call(t, 'POST', '/api/account/keys', { token: a.token, body: { label: 'adm', scopes: ['admin'] } });
+    assert.equal(adm.status, 200, adm.text);
+    const lifted = await call(t, 'PATCH', `/api/account/keys/${k.id}`, {
+      token: a.token,
+      body: { allowed_models: null, monthly_credit_limit: null, rate_limit_per_minute: null, expires_at: null },
+    });
+    assert.equal(lifted.status, 200, lifted.text);
   });
 
   test("an administrator's API key needs scope admin for the admin routes; the session does not", async () => {
