@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { globToRegExp, modelMatches } from '../../src/keys/policy.ts';
+import { operations } from '../../src/operations.ts';
 import { ErrorBody } from '../../src/shared/schemas.ts';
 import { call, DB_KIND, expectSchema, registerUser, routeSchema, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
@@ -161,6 +162,36 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     assert.equal(r.status, 403);
     assert.match(r.body.error, /scope admin/);
     assert.equal((await call(t, 'GET', '/api/admin/billing/adjustments', { token: scoped.key })).status, 200);
+  });
+
+  test('a key without scope forecast runs no operation that spends credits, over REST or MCP', async () => {
+    const u = await registerUser(t);
+    const reader = await key(u, { scopes: ['usage:read'] });
+    const spending = operations.filter((op) => op.spendsCredits);
+    assert.ok(spending.some((op) => op.path === '/v1/cross-validation') && spending.some((op) => op.path === '/v1/impute'));
+    for (const op of spending) {
+      const r = await call(t, op.method, op.path, { token: reader.key, body: op.example.request ?? {} });
+      assert.equal(r.status, 403, `${op.method} ${op.path}: ${r.text}`);
+      assert.match(r.body.error, /scope forecast/, op.path);
+    }
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${reader.key}` } } }),
+    );
+    try {
+      for (const op of spending) {
+        const r = await client.callTool({
+          name: op.id,
+          arguments: op.mcpExample ? JSON.parse(op.mcpExample) : (op.example.request as Record<string, unknown>),
+        });
+        assert.equal(r.isError, true, op.id);
+        assert.match((r.content as { text: string }[])[0]?.text ?? '', /^Error forbidden \(HTTP 403\): This API key lacks scope forecast/, op.id);
+      }
+    } finally {
+      await client.close();
+    }
+    const spent = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).execute();
+    assert.equal(spent.length, 0, 'nothing was charged');
   });
 
   test('the scope of a route is in the OpenAPI document: its 403 and who may call it', async () => {
