@@ -101,7 +101,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       summary: 'Set a new password',
       tags: ['auth'],
       description:
-        'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
+        "Sets a new password from the mailed link, ends the account's other reset links and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.",
       body: ResetPasswordRequest,
       response: { 200: MessageResponse, ...errors(401, 422, 429) },
     },

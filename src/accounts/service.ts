@@ -157,8 +157,8 @@ export async function forgotPassword(ctx: Ctx, email: string): Promise<void> {
 }
 
 /**
- * Sets a new password from a mailed reset link and signs the account out everywhere: sessions
- * and OAuth grants are revoked. API keys stay valid (they are the account's machine credentials,
+ * Sets a new password from a mailed reset link, ends the account's other outstanding reset links,
+ * and signs the account out everywhere: sessions and OAuth grants are revoked. API keys stay valid (they are the account's machine credentials,
  * listed and revocable in /api/account/keys; DELETE /api/account/keys revokes them all), except
  * when the e-mail was never verified: then the reset is the first proof of the address, the
  * keys are revoked (their maker may have been a squatter) and the address counts as verified.
@@ -189,6 +189,9 @@ export async function resetPassword(ctx: Ctx, token: string, password: string): 
       .returning(['user_id'])
       .executeTakeFirst();
     if (!row) throw new AppError('invalid_credential', 'The reset link is invalid, used or expired');
+    // The account's other links end with this one: a link mailed earlier (maybe to a mailbox
+    // someone else reads) must not set the password again after its owner chose a new one.
+    await trx.updateTable('password_resets').set({ used_at: now }).where('user_id', '=', row.user_id).where('used_at', 'is', null).execute();
     const before = await trx.selectFrom('users').select(['email_verified_at']).where('id', '=', row.user_id).executeTakeFirst();
     await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', row.user_id).execute();
     await signOutEverywhere(trx, row.user_id, now);

@@ -168,6 +168,26 @@ describe(`accounts (${DB_KIND})`, () => {
     assert.equal(expired.status, 401);
   });
 
+  test('a successful reset ends every other outstanding reset link of the account', async () => {
+    const u = await registerUser(t);
+    const other = await registerUser(t);
+    const tokenOf = (email: string) => decodeURIComponent(/token=([^\s]+)/.exec(t.mailer.sent.filter((m) => m.to === email).at(-1)?.text ?? '')?.[1] ?? '');
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+    const r1 = tokenOf(u.email);
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+    const r2 = tokenOf(u.email);
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: other.email } });
+    const theirs = tokenOf(other.email);
+    assert.notEqual(r1, r2);
+    assert.equal((await call(t, 'POST', '/api/auth/reset-password', { body: { token: r1, password: 'first-new-password' } })).status, 200);
+    const second = await call(t, 'POST', '/api/auth/reset-password', { body: { token: r2, password: 'second-new-password' } });
+    assert.equal(second.status, 401, second.text);
+    assert.equal(second.body.code, 'invalid_credential');
+    assert.equal((await call(t, 'POST', '/api/auth/login', { body: { email: u.email, password: 'first-new-password' } })).status, 200);
+    // Another account's link is untouched.
+    assert.equal((await call(t, 'POST', '/api/auth/reset-password', { body: { token: theirs, password: 'their-new-password' } })).status, 200);
+  });
+
   test('privacy settings: default false, PATCH and POST set it, validation', async () => {
     const u = await registerUser(t);
     const g = await call(t, 'GET', '/api/account/privacy', { token: u.token });
