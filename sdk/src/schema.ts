@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a password reset link
-         * @description Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.
+         * @description Mails a single-use reset link when an account has this address (at most PASSWORD_RESET_MAILS_PER_HOUR an hour per account); the answer is the same either way, so it does not reveal which addresses have accounts.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password
-         * @description Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.
+         * @description Sets a new password from the mailed link, ends the account's other reset links and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.
          */
         post: operations["resetPassword"];
         delete?: never;

@@ -83,7 +83,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       example: { request: { email: 'ada@example.com' } },
       summary: 'Ask for a password reset link',
       description:
-        'Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.',
+        'Mails a single-use reset link when an account has this address (at most PASSWORD_RESET_MAILS_PER_HOUR an hour per account); the answer is the same either way, so it does not reveal which addresses have accounts.',
       tags: ['auth'],
       body: ForgotPasswordRequest,
       response: { 200: MessageResponse, ...errors(422, 429) },

@@ -188,6 +188,33 @@ describe(`accounts (${DB_KIND})`, () => {
     assert.equal((await call(t, 'POST', '/api/auth/reset-password', { body: { token: theirs, password: 'their-new-password' } })).status, 200);
   });
 
+  test('forgot-password mails an account at most PASSWORD_RESET_MAILS_PER_HOUR links an hour, answering the same either way', async () => {
+    const limited = await createTestApp({ env: { PASSWORD_RESET_MAILS_PER_HOUR: '3' } });
+    try {
+      const u = await registerUser(limited);
+      const sentTo = () => limited.mailer.sent.filter((m) => m.to === u.email && /reset-password\?token=/.test(m.text)).length;
+      const ghost = await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: uniqueEmail('ghost') } });
+      for (let i = 0; i < 6; i++) {
+        const r = await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(r.body, ghost.body, 'over the limit the answer is the same as for any address');
+      }
+      assert.equal(sentTo(), 3);
+      const links = await limited.deps.database.db.selectFrom('password_resets').select('id').where('user_id', '=', u.id).execute();
+      assert.equal(links.length, 3, 'no link is stored beyond the limit either');
+      // An hour later the account may ask again.
+      await limited.deps.database.db
+        .updateTable('password_resets')
+        .set({ created_at: Date.now() - 3600_001 })
+        .where('user_id', '=', u.id)
+        .execute();
+      await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+      assert.equal(sentTo(), 4);
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('privacy settings: default false, PATCH and POST set it, validation', async () => {
     const u = await registerUser(t);
     const g = await call(t, 'GET', '/api/account/privacy', { token: u.token });
