@@ -21,7 +21,7 @@ import {
 } from './schemas.ts';
 import * as accounts from './service.ts';
 import { confirmEmail, resendVerification, VERIFY_PAGE_PATH } from './verification.ts';
-import { verifyPage, verifyResultPage } from './pages.ts';
+import { PAGE_REFERRER_POLICY, verifyPage, verifyResultPage } from './pages.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/register', {
@@ -176,7 +176,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
+        .header('referrer-policy', PAGE_REFERRER_POLICY)
         .send(verifyPage(req.query.token ?? '', `${deps.config.publicBaseUrl}${VERIFY_PAGE_PATH}`)),
   });
   app.post(VERIFY_PAGE_PATH, {
