@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm the e-mail address
-         * @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.
+         * @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. A link of an account whose address is already confirmed (used before, or another of its links) answers 200 with already_verified true and changes nothing; an unknown or expired link of an unconfirmed account is 401.
          */
         post: operations["verifyEmail"];
         delete?: never;
@@ -2437,6 +2437,8 @@ export interface components {
         VerifyEmailResponse: {
             /** @constant */
             ok: true;
+            /** @description true when the address was confirmed before this call (the link followed again, or another link of the account): nothing changed. */
+            already_verified: boolean;
             user: components["schemas"]["AccountUser"];
         };
     };

@@ -136,11 +136,15 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       summary: 'Confirm the e-mail address',
       tags: ['auth'],
       description:
-        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
+        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. ' +
+        'A link of an account whose address is already confirmed (used before, or another of its links) answers 200 with already_verified true and changes nothing; an unknown or expired link of an unconfirmed account is 401.',
       body: VerifyEmailRequest,
       response: { 200: VerifyEmailResponse, ...errors(401, 422, 429) },
     },
-    handler: async (req) => ({ ok: true as const, user: await confirmEmail(deps, req.body.token) }),
+    handler: async (req) => {
+      const c = await confirmEmail(deps, req.body.token);
+      return { ok: true as const, already_verified: c.alreadyVerified, user: c.user };
+    },
   });
 
   app.post('/api/auth/verify-email/resend', {
@@ -193,8 +197,9 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       try {
-        const user = await confirmEmail(deps, req.body.token);
-        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} is confirmed. You can close this page and sign in.`));
+        const { user, alreadyVerified } = await confirmEmail(deps, req.body.token);
+        const said = alreadyVerified ? 'is already confirmed' : 'is confirmed';
+        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} ${said}. You can close this page and sign in.`));
       } catch (err) {
         // A browser's form gets a page; API clients (JSON) get the usual {error, code}.
         const fromForm = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');

@@ -38,7 +38,15 @@ export const ForgotPasswordRequest = z.object({ email: Email }).meta({ id: 'Forg
 export const ResetPasswordRequest = z.object({ token: z.string().min(1).max(512), password: Password }).meta({ id: 'ResetPasswordRequest' });
 
 export const VerifyEmailRequest = z.object({ token: z.string().min(1).max(512) }).meta({ id: 'VerifyEmailRequest' });
-export const VerifyEmailResponse = z.object({ ok: z.literal(true), user: PublicUserSchema }).meta({ id: 'VerifyEmailResponse' });
+export const VerifyEmailResponse = z
+  .object({
+    ok: z.literal(true),
+    already_verified: z
+      .boolean()
+      .describe('true when the address was confirmed before this call (the link followed again, or another link of the account): nothing changed.'),
+    user: PublicUserSchema,
+  })
+  .meta({ id: 'VerifyEmailResponse' });
 
 export const SessionResponse = z.object({ token: z.string(), expires_at: z.string(), user: PublicUserSchema }).meta({ id: 'SessionResponse' });
 
