@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Email, Password } from '../shared/schemas.ts';
+import { Email, EmailLookup, Password } from '../shared/schemas.ts';
 
 export const PublicUserSchema = z
   .object({
@@ -27,14 +27,14 @@ export const RegisterRequest = z
 
 export const LoginRequest = z
   .object({
-    email: Email,
+    email: EmailLookup,
     password: Password,
     captcha_response: z.string().max(4096).nullish(),
     analytics_distinct_id: z.string().max(200).nullish(),
   })
   .meta({ id: 'LoginRequest' });
 
-export const ForgotPasswordRequest = z.object({ email: Email }).meta({ id: 'ForgotPasswordRequest' });
+export const ForgotPasswordRequest = z.object({ email: EmailLookup }).meta({ id: 'ForgotPasswordRequest' });
 export const ResetPasswordRequest = z.object({ token: z.string().min(1).max(512), password: Password }).meta({ id: 'ResetPasswordRequest' });
 
 export const VerifyEmailRequest = z.object({ token: z.string().min(1).max(512) }).meta({ id: 'VerifyEmailRequest' });

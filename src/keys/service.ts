@@ -59,7 +59,7 @@ function publicKey(r: KeyRow, spend: number): PublicKey {
 }
 
 /** The stored columns of the limits present in `input` (absent = unchanged, null = cleared). */
-function limitColumns(input: Omit<UpdateKeyInput, 'label'>, now: number): Partial<ApiKeysTable> {
+function limitColumns(input: Omit<UpdateKeyInput, 'label' | 'scopes'>, now: number): Partial<ApiKeysTable> {
   const out: Partial<ApiKeysTable> = {};
   if (input.expires_at !== undefined) {
     const at = input.expires_at === null ? null : Date.parse(input.expires_at);
@@ -75,7 +75,7 @@ function limitColumns(input: Omit<UpdateKeyInput, 'label'>, now: number): Partia
 }
 
 /** The scopes and limits present in `input`, as the grant check reads them (absent = unchanged). */
-function termsOf(input: Omit<UpdateKeyInput, 'label'>): KeyTerms {
+function termsOf(input: Omit<UpdateKeyInput, 'label' | 'scopes'>): KeyTerms {
   const terms: KeyTerms = {};
   if (input.expires_at !== undefined) terms.expiresAt = input.expires_at === null ? null : Date.parse(input.expires_at);
   if (input.allowed_models !== undefined) terms.allowedModels = input.allowed_models;

@@ -48,6 +48,26 @@ describe(`accounts (${DB_KIND})`, () => {
     assert.ok(missing.body.detail.every((d: { type: string }) => d.type === 'missing'));
   });
 
+  test('register refuses an e-mail longer than 254 characters or with more than 64 before @ (422); sign-in only looks it up', async () => {
+    const cases: [string, RegExp][] = [
+      [`${'a'.repeat(300)}@example.com`, /at most 254 characters/],
+      [`${'a'.repeat(65)}@example.com`, /before @ has at most 64 characters/],
+      [`a@${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.${'e'.repeat(70)}.com`, /at most 254 characters/],
+    ];
+    for (const [email, msg] of cases) {
+      const r = await call(t, 'POST', '/api/auth/register', { body: { email, password: 'long enough password' } });
+      assert.equal(r.status, 422, `${email.length}: ${r.text}`);
+      expectSchema(routeSchema(t, 'POST', '/api/auth/register', 422), r.body);
+      assert.deepEqual(r.body.detail[0].loc, ['body', 'email']);
+      assert.match(r.body.detail[0].msg, msg);
+    }
+    const longest = `${'a'.repeat(64)}@example.com`;
+    assert.equal((await call(t, 'POST', '/api/auth/register', { body: { email: longest, password: 'long enough password' } })).status, 200);
+    // Sign-in and forgot-password look addresses up (accounts made before the limit keep working).
+    const login = await call(t, 'POST', '/api/auth/login', { body: { email: `${'a'.repeat(65)}@example.com`, password: 'long enough password' } });
+    assert.equal(login.status, 401, login.text);
+  });
+
   test('a second registration of the same e-mail is 409 conflict', async () => {
     const u = await registerUser(t);
     const r = await call(t, 'POST', '/api/auth/register', { body: { email: u.email.toUpperCase(), password: 'whatever123' } });

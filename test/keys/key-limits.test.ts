@@ -310,6 +310,22 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     assert.equal((await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { label: 'taken' } })).status, 409);
   });
 
+  test('PATCH refuses scopes (they cannot change) and unknown fields with a 422 naming the field; nothing changes', async () => {
+    const u = await registerUser(t);
+    const k = await key(u, { monthly_credit_limit: 1000 });
+    const scopes = await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { scopes: ['forecast'], label: 'changed' } });
+    assert.equal(scopes.status, 422, scopes.text);
+    assert.deepEqual(scopes.body.detail[0].loc, ['body', 'scopes']);
+    assert.match(scopes.body.detail[0].msg, /Scopes cannot be changed: create a new key/);
+    const typo = await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { monthly_limit: 5 } });
+    assert.equal(typo.status, 422, typo.text);
+    assert.deepEqual(typo.body.detail[0].loc, ['body', 'monthly_limit']);
+    assert.equal(typo.body.detail[0].type, 'extra_forbidden');
+    assert.match(typo.body.detail[0].msg, /Unknown field 'monthly_limit'/);
+    const now = (await call(t, 'GET', '/api/account/keys', { token: u.token })).body.keys[0];
+    assert.deepEqual([now.label, now.scopes, now.monthly_credit_limit], [k.body.label, k.body.scopes, 1000]);
+  });
+
   test('monthly_credit_limit: concurrent calls cannot pass the last credits; the refusal is 402 key_budget_exceeded', async () => {
     const u = await registerUser(t);
     const probe = await key(u);
