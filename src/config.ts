@@ -93,6 +93,7 @@ const envSchema = z.object({
   FREE_CREDITS_ON: z.enum(['verify', 'register']).default('verify'),
   EMAIL_VERIFICATION_TTL_HOURS: intFrom(24, 1, 24 * 30),
   EMAIL_VERIFICATION_RESENDS_PER_HOUR: intFrom(5, 1, 1000),
+  PASSWORD_RESET_MAILS_PER_HOUR: intFrom(5, 1, 1000),
   INVITES_PER_DAY: intFrom(50, 0, 1_000_000),
   CREDIT_PRICE_NANO_USD: intFrom(100_000, 0, 1_000_000_000_000),
   BILLING_HOLD_GRACE_MS: intFrom(60_000, 0, 86_400_000),
@@ -236,7 +237,12 @@ export type Config = {
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
   identityProviders: IdentityProviderConfig[];
   /** E-mail verification links and the limits around account mail. */
-  verification: { ttlMs: number; resendsPerHour: number };
+  verification: {
+    ttlMs: number;
+    resendsPerHour: number;
+    /** Password reset links mailed to one account per hour; forgot-password asks past it mail nothing. */
+    resetMailsPerHour: number;
+  };
   invitesPerDay: number;
   billing: {
     freeCredits: number;
@@ -408,7 +414,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       extraRedirectSchemes: new Set(e.OAUTH_EXTRA_REDIRECT_SCHEMES.split(',').filter((x) => x !== '' && x !== 'http' && x !== 'https')),
     },
     identityProviders,
-    verification: { ttlMs: e.EMAIL_VERIFICATION_TTL_HOURS * 3600_000, resendsPerHour: e.EMAIL_VERIFICATION_RESENDS_PER_HOUR },
+    verification: {
+      ttlMs: e.EMAIL_VERIFICATION_TTL_HOURS * 3600_000,
+      resendsPerHour: e.EMAIL_VERIFICATION_RESENDS_PER_HOUR,
+      resetMailsPerHour: e.PASSWORD_RESET_MAILS_PER_HOUR,
+    },
     invitesPerDay: e.INVITES_PER_DAY,
     billing: {
       freeCredits: e.FREE_CREDITS,

@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a password reset link
-         * @description Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.
+         * @description Mails a single-use reset link when an account has this address (at most PASSWORD_RESET_MAILS_PER_HOUR an hour per account); the answer is the same either way, so it does not reveal which addresses have accounts.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password
-         * @description Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.
+         * @description Sets a new password from the mailed link, ends the account's other reset links and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm the e-mail address
-         * @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.
+         * @description Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. A link of an account whose address is already confirmed (used before, or another of its links) answers 200 with already_verified true and changes nothing; an unknown or expired link of an unconfirmed account is 401.
          */
         post: operations["verifyEmail"];
         delete?: never;
@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         * @description Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. Made with an API key (scope keys:write), the new key may hold only scopes that key holds and limits no looser than its own (403 forbidden otherwise); a signed-in session has no such bound. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         post: operations["createAccountKey"];
         /**
@@ -387,7 +387,7 @@ export interface paths {
         head?: never;
         /**
          * Rename an API key or change its limits
-         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
+         * @description Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. Called with an API key, the limits set may be no looser than that key's own (403 forbidden otherwise). Needs a signed-in session or an API key with scope keys:write (create, change and revoke API keys).
          */
         patch: operations["updateAccountKey"];
         trace?: never;
@@ -483,7 +483,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast time series
-         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Probabilistic forecast of one or more series with one model. Each input target is the series oldest first, as [[v],[v],…] or [v,v,…]; parameters.prediction_length defaults to 24. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["forecast"];
         delete?: never;
@@ -503,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Forecast a batch of requests
-         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Several forecast requests at once (at most 64); each item succeeds or fails on its own. Each item counts as one request against the rate limit. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["forecastBatch"];
         delete?: never;
@@ -523,7 +523,7 @@ export interface paths {
         put?: never;
         /**
          * Price a forecast without running it
-         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Validates a forecast, batch or ensemble request as that call would and answers its tokens, credits, which balance would pay (free or metered) and whether it would be refused now (402, 403, 404, 413) — without running or charging anything. Free; counts one request against the rate limit. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["quoteForecast"];
         delete?: never;
@@ -543,7 +543,7 @@ export interface paths {
         put?: never;
         /**
          * Ensemble forecast
-         * @description Ranks candidate models on up to three backtest windows, leaves out those more than 25% worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Ranks candidate models on up to three backtest windows, leaves out those more than 25% worse than seasonal naive there, and blends the top ones with weights shrunk toward equal. Uses credits. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["forecastEnsemble"];
         delete?: never;
@@ -563,7 +563,7 @@ export interface paths {
         put?: never;
         /**
          * Cross-validate models (rolling-origin backtest)
-         * @description Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Rolling-origin backtest of 1-8 models: n_windows forecasts of prediction_length steps, step_size apart, the last at the end of each series. Returns each window's forecasts and actuals, and sMAPE, MASE, WQL and interval coverage per model. Billed as the forecasts it runs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["crossValidate"];
         delete?: never;
@@ -583,7 +583,7 @@ export interface paths {
         put?: never;
         /**
          * Detect anomalies in time series
-         * @description Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Flags values outside a model's one-step-ahead prediction interval at level % (method forecast), or more than sensitivity rolling standard deviations from the mean of the previous window values (method zscore). detection_size scores only the last points. Billed as the fit it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["detectAnomalies"];
         delete?: never;
@@ -603,7 +603,7 @@ export interface paths {
         put?: never;
         /**
          * Fill missing values
-         * @description Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap (method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens.
+         * @description Fills the nulls of each series: each gap is forecast from the values before it and backcast from those after it, blended across the gap (method model), or interpolated linearly (method linear). Returns the filled series and which points were filled. Billed as the fits it needs. Usage source: send `x-tsfm-client: playground` with a session credential (the web playground does) to record the call with source `playground`; the header is ignored for API keys and OAuth tokens. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["impute"];
         delete?: never;
@@ -723,7 +723,7 @@ export interface paths {
         put?: never;
         /**
          * Turn a table into forecast inputs
-         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Reads CSV, TSV or JSON (pasted as text, uploaded as text/csv or text/tab-separated-values, or fetched from an https url) and returns the forecast input shape: detected time, value and id columns (long format unique_id, ds, y, or one series per numeric column), the frequency, gaps (filled with null) and duplicates. Errors name the line or record. Free of credits; one rate-limit point per started MiB of text, 5 for a url. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["ingestSeries"];
         delete?: never;
@@ -741,13 +741,13 @@ export interface paths {
         };
         /**
          * List your schedules
-         * @description All schedules of your account, oldest first, active and paused. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description All schedules of your account, oldest first, active and paused. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         get: operations["listSchedules"];
         put?: never;
         /**
          * Schedule a recurring forecast
-         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Creates a schedule: at each cron instant (5 fields, UTC) the data at source_url is fetched and read like POST /v1/series/ingest, forecast with model and parameters (charged like POST /v1/forecast), and the result POSTed to callback_url signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature; HMAC-SHA256). The signing secret is in the answer, shown this once. At most 20 active schedules per account (409 beyond). Each run also counts one rate-limit point. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -765,21 +765,21 @@ export interface paths {
         };
         /**
          * Get a schedule
-         * @description One schedule of your account (404 for an unknown id or another account’s). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description One schedule of your account (404 for an unknown id or another account’s). Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         get: operations["getSchedule"];
         put?: never;
         post?: never;
         /**
          * Delete a schedule
-         * @description Deletes a schedule and its run history; no further runs happen. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Deletes a schedule and its run history; no further runs happen. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
         /**
          * Change a schedule
-         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Changes the given fields of a schedule (name, model, cron_expression, parameters, source_url, callback_url, ingest); the secret stays. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         patch: operations["updateSchedule"];
         trace?: never;
@@ -795,7 +795,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a schedule
-         * @description Stops future runs until resumed (a run already under way finishes). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Stops future runs until resumed (a run already under way finishes). Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["pauseSchedule"];
         delete?: never;
@@ -815,7 +815,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a schedule
-         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active). Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description Runs a paused schedule again from its next cron instant, with its failure count reset (409 when 20 are already active). Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         post: operations["resumeSchedule"];
         delete?: never;
@@ -833,7 +833,7 @@ export interface paths {
         };
         /**
          * Run history of a schedule
-         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id. Needs a signed-in session or an API key with scope forecast (run forecasts, batches and ensembles (uses credits)).
+         * @description The latest 100 runs of a schedule, newest first: status, attempts, credits, the callback status, the error, and the webhook-id. Needs a signed-in session or an API key with scope forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest).
          */
         get: operations["listScheduleRuns"];
         put?: never;
@@ -1520,7 +1520,7 @@ export interface components {
         CreateKeyRequest: {
             /** @description Name of the key, unique among the live keys of the account. */
             label: string;
-            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches and ensembles (uses credits)); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal); admin (administrator operations (and the account's administrator role)). Cannot be changed later. */
+            /** @description What the key may do; default forecast, usage:read, billing:read. The scopes: forecast (run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest); usage:read (read usage and cost reports); billing:read (read the billing summary and payments profile); keys:write (create, change and revoke API keys); account:write (change privacy and alert settings, sign out everywhere, delete the account); billing:write (start a checkout or open the payments portal); admin (administrator operations (and the account's administrator role)). Cannot be changed later. */
             scopes?: ("forecast" | "usage:read" | "billing:read" | "keys:write" | "account:write" | "billing:write" | "admin")[];
             /** @description When the key stops working (ISO 8601, in the future); null or absent: never. After it, the key is refused with 401 invalid_credential. */
             expires_at?: string | null;
@@ -2437,6 +2437,8 @@ export interface components {
         VerifyEmailResponse: {
             /** @constant */
             ok: true;
+            /** @description true when the address was confirmed before this call (the link followed again, or another link of the account): nothing changed. */
+            already_verified: boolean;
             user: components["schemas"]["AccountUser"];
         };
     };
@@ -2488,7 +2490,7 @@ export interface components {
          * @description Forbidden. `code` is one of:
          *     - `no_model_access`: The account may not use this model (its plan or the operator restricts it). Choose a model your account can use (GET /api/models shows access), or ask the operator for access.
          *     - `model_access_denied`: Access to the model was refused by the operator’s policy for this account. Use another model from GET /api/models, or ask the operator.
-         *     - `forbidden`: The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept). Use an account with the needed role, or a credential kind the operation lists.
+         *     - `forbidden`: The caller is authenticated but may not do this: an administrator operation, a credential kind the operation does not accept, an API key without the scope the operation needs, or an API key asking for a key with more scopes or looser limits than its own. Use an account with the needed role, a credential kind the operation lists, or a signed-in session (or a key created with the scope); the message names what is missing.
          *     - `key_model_not_allowed`: The API key's allowed_models list does not include the model asked for (in a forecast, a batch item or an ensemble member). Use one of the models the key allows, or change allowed_models with PATCH /api/account/keys/{key_id}.
          */
         Error403: {

@@ -18,6 +18,8 @@ export interface KeyPolicy {
   monthlyCreditLimit: number | null;
   /** Requests per minute for this key, on top of the account's limit; null = the account's only. */
   rateLimitPerMinute: number | null;
+  /** When the key stops working (epoch ms); null = never. */
+  expiresAt: number | null;
 }
 
 /** The stored allowed_models column (JSON array) as a list; null when unrestricted or unreadable. */
@@ -54,7 +56,7 @@ export interface Principal {
 /** Resolves a further credential kind (OAuth access tokens join here); null when not its kind. */
 export type CredentialResolver = (db: Kysely<DB>, token: string, now: number) => Promise<Principal | null>;
 
-type KeyPolicyColumns = Pick<DB['api_keys'], 'scopes' | 'allowed_models' | 'monthly_credit_limit' | 'rate_limit_per_minute'>;
+type KeyPolicyColumns = Pick<DB['api_keys'], 'scopes' | 'allowed_models' | 'monthly_credit_limit' | 'rate_limit_per_minute' | 'expires_at'>;
 
 function keyPolicy(row: KeyPolicyColumns): KeyPolicy {
   return {
@@ -62,6 +64,7 @@ function keyPolicy(row: KeyPolicyColumns): KeyPolicy {
     allowedModels: parseAllowedModels(row.allowed_models),
     monthlyCreditLimit: row.monthly_credit_limit === null ? null : Number(row.monthly_credit_limit),
     rateLimitPerMinute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   };
 }
 
@@ -75,7 +78,7 @@ export async function keyPolicyOf(db: Kysely<DB>, keyId: string, now: number): P
     .select(['scopes', 'allowed_models', 'monthly_credit_limit', 'rate_limit_per_minute', 'revoked_at', 'expires_at'])
     .where('id', '=', keyId)
     .executeTakeFirst();
-  if (!row) return { scopes: [], allowedModels: [], monthlyCreditLimit: null, rateLimitPerMinute: null };
+  if (!row) return { scopes: [], allowedModels: [], monthlyCreditLimit: null, rateLimitPerMinute: null, expiresAt: null };
   const policy = keyPolicy(row);
   const dead = row.revoked_at !== null || (row.expires_at !== null && Number(row.expires_at) <= now);
   return dead ? { ...policy, scopes: [], allowedModels: [] } : policy;
@@ -168,14 +171,14 @@ export async function resolveCredential(
       revoked_at: _r,
       last_used_at: _l,
       scopes,
-      expires_at: _x,
+      expires_at,
       allowed_models,
       monthly_credit_limit,
       rate_limit_per_minute,
       billing_active,
       ...user
     } = row;
-    const key = keyPolicy({ scopes, allowed_models, monthly_credit_limit, rate_limit_per_minute });
+    const key = keyPolicy({ scopes, allowed_models, monthly_credit_limit, rate_limit_per_minute, expires_at });
     return { user, kind: 'api_key', credentialId: key_id, keyPrefix: prefix, key, billingActive: billing_active === 1 };
   }
   if (token.startsWith(SECRET_PREFIX.session)) {

@@ -1,9 +1,16 @@
-/** The pages the confirmation mail opens (plain HTML, no script). */
+/**
+ * The pages the confirmation mail opens (plain HTML, no script). Their URL carries the token, so
+ * no full URL may leave in a Referer; but under `no-referrer` browsers post the form with
+ * `Origin: null`, which the cross-site hook refuses (ADR 0011). `strict-origin` sends the origin
+ * only (same-site form post included), never the path or query.
+ */
+export const PAGE_REFERRER_POLICY = 'strict-origin';
+
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const shell = (title: string, body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"></head>
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="${PAGE_REFERRER_POLICY}"></head>
 <body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; line-height: 1.5">
 <h1>${esc(title)}</h1>
 ${body}

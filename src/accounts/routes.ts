@@ -21,7 +21,7 @@ import {
 } from './schemas.ts';
 import * as accounts from './service.ts';
 import { confirmEmail, resendVerification, VERIFY_PAGE_PATH } from './verification.ts';
-import { verifyPage, verifyResultPage } from './pages.ts';
+import { PAGE_REFERRER_POLICY, verifyPage, verifyResultPage } from './pages.ts';
 
 export function registerAccountRoutes(app: ZApp, deps: Deps): void {
   app.post('/api/auth/register', {
@@ -83,7 +83,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       example: { request: { email: 'ada@example.com' } },
       summary: 'Ask for a password reset link',
       description:
-        'Mails a single-use reset link when an account has this address; the answer is the same either way, so it does not reveal which addresses have accounts.',
+        'Mails a single-use reset link when an account has this address (at most PASSWORD_RESET_MAILS_PER_HOUR an hour per account); the answer is the same either way, so it does not reveal which addresses have accounts.',
       tags: ['auth'],
       body: ForgotPasswordRequest,
       response: { 200: MessageResponse, ...errors(422, 429) },
@@ -101,7 +101,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       summary: 'Set a new password',
       tags: ['auth'],
       description:
-        'Sets a new password from the mailed link and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.',
+        "Sets a new password from the mailed link, ends the account's other reset links and signs the account out everywhere (sessions and OAuth grants). API keys stay valid: DELETE /api/account/keys revokes them all.",
       body: ResetPasswordRequest,
       response: { 200: MessageResponse, ...errors(401, 422, 429) },
     },
@@ -136,11 +136,15 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       summary: 'Confirm the e-mail address',
       tags: ['auth'],
       description:
-        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS.',
+        'Confirms the e-mail address with the token from the mailed link (single use). Verification unlocks the free credits (FREE_CREDITS_ON=verify) and the administrator role of ADMIN_EMAILS. ' +
+        'A link of an account whose address is already confirmed (used before, or another of its links) answers 200 with already_verified true and changes nothing; an unknown or expired link of an unconfirmed account is 401.',
       body: VerifyEmailRequest,
       response: { 200: VerifyEmailResponse, ...errors(401, 422, 429) },
     },
-    handler: async (req) => ({ ok: true as const, user: await confirmEmail(deps, req.body.token) }),
+    handler: async (req) => {
+      const c = await confirmEmail(deps, req.body.token);
+      return { ok: true as const, already_verified: c.alreadyVerified, user: c.user };
+    },
   });
 
   app.post('/api/auth/verify-email/resend', {
@@ -176,7 +180,7 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
       reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
+        .header('referrer-policy', PAGE_REFERRER_POLICY)
         .send(verifyPage(req.query.token ?? '', `${deps.config.publicBaseUrl}${VERIFY_PAGE_PATH}`)),
   });
   app.post(VERIFY_PAGE_PATH, {
@@ -197,8 +201,9 @@ export function registerAccountRoutes(app: ZApp, deps: Deps): void {
     handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       try {
-        const user = await confirmEmail(deps, req.body.token);
-        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} is confirmed. You can close this page and sign in.`));
+        const { user, alreadyVerified } = await confirmEmail(deps, req.body.token);
+        const said = alreadyVerified ? 'is already confirmed' : 'is confirmed';
+        return reply.type('text/html; charset=utf-8').send(verifyResultPage(true, `${user.email} ${said}. You can close this page and sign in.`));
       } catch (err) {
         // A browser's form gets a page; API clients (JSON) get the usual {error, code}.
         const fromForm = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');

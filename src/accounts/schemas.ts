@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Email, Password } from '../shared/schemas.ts';
+import { Email, EmailLookup, Password } from '../shared/schemas.ts';
 
 export const PublicUserSchema = z
   .object({
@@ -27,18 +27,26 @@ export const RegisterRequest = z
 
 export const LoginRequest = z
   .object({
-    email: Email,
+    email: EmailLookup,
     password: Password,
     captcha_response: z.string().max(4096).nullish(),
     analytics_distinct_id: z.string().max(200).nullish(),
   })
   .meta({ id: 'LoginRequest' });
 
-export const ForgotPasswordRequest = z.object({ email: Email }).meta({ id: 'ForgotPasswordRequest' });
+export const ForgotPasswordRequest = z.object({ email: EmailLookup }).meta({ id: 'ForgotPasswordRequest' });
 export const ResetPasswordRequest = z.object({ token: z.string().min(1).max(512), password: Password }).meta({ id: 'ResetPasswordRequest' });
 
 export const VerifyEmailRequest = z.object({ token: z.string().min(1).max(512) }).meta({ id: 'VerifyEmailRequest' });
-export const VerifyEmailResponse = z.object({ ok: z.literal(true), user: PublicUserSchema }).meta({ id: 'VerifyEmailResponse' });
+export const VerifyEmailResponse = z
+  .object({
+    ok: z.literal(true),
+    already_verified: z
+      .boolean()
+      .describe('true when the address was confirmed before this call (the link followed again, or another link of the account): nothing changed.'),
+    user: PublicUserSchema,
+  })
+  .meta({ id: 'VerifyEmailResponse' });
 
 export const SessionResponse = z.object({ token: z.string(), expires_at: z.string(), user: PublicUserSchema }).meta({ id: 'SessionResponse' });
 

@@ -138,16 +138,35 @@ export async function logout(ctx: Ctx, principal: Principal): Promise<void> {
 
 const RESET_TTL_MS = 3600_000;
 
-/** Always succeeds from the caller's point of view, so it cannot be used to probe for accounts. */
+/**
+ * Always succeeds from the caller's point of view, so it cannot be used to probe for accounts. At
+ * most PASSWORD_RESET_MAILS_PER_HOUR links an hour per account: past it, nothing is stored or sent
+ * (the answer is the same), so nobody can flood an address with reset mails. The count and the
+ * insert share a transaction that locks the account's row on PostgreSQL (SQLite's transactions are
+ * serial), so simultaneous asks cannot all pass the last place.
+ */
 export async function forgotPassword(ctx: Ctx, email: string): Promise<void> {
   const user = await findUserByEmail(ctx.database.db, email);
   if (!user) return;
   const token = newSecret(SECRET_PREFIX.reset);
   const now = ctx.clock.now();
-  await ctx.database.db
-    .insertInto('password_resets')
-    .values({ id: newId('pwr'), user_id: user.id, token_hash: hashSecret(token), created_at: now, expires_at: now + RESET_TTL_MS, used_at: null })
-    .execute();
+  const limit = ctx.config.verification.resetMailsPerHour;
+  const stored = await ctx.database.db.transaction().execute(async (trx) => {
+    if (ctx.database.dialect === 'postgres') await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+    const recent = await trx
+      .selectFrom('password_resets')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('user_id', '=', user.id)
+      .where('created_at', '>', now - 3600_000)
+      .executeTakeFirst();
+    if (Number(recent?.n ?? 0) >= limit) return false;
+    await trx
+      .insertInto('password_resets')
+      .values({ id: newId('pwr'), user_id: user.id, token_hash: hashSecret(token), created_at: now, expires_at: now + RESET_TTL_MS, used_at: null })
+      .execute();
+    return true;
+  });
+  if (!stored) return;
   const link = `${ctx.config.publicBaseUrl}/reset-password?token=${encodeURIComponent(token)}`;
   await ctx.mailer.send({
     to: user.email,
@@ -157,8 +176,8 @@ export async function forgotPassword(ctx: Ctx, email: string): Promise<void> {
 }
 
 /**
- * Sets a new password from a mailed reset link and signs the account out everywhere: sessions
- * and OAuth grants are revoked. API keys stay valid (they are the account's machine credentials,
+ * Sets a new password from a mailed reset link, ends the account's other outstanding reset links,
+ * and signs the account out everywhere: sessions and OAuth grants are revoked. API keys stay valid (they are the account's machine credentials,
  * listed and revocable in /api/account/keys; DELETE /api/account/keys revokes them all), except
  * when the e-mail was never verified: then the reset is the first proof of the address, the
  * keys are revoked (their maker may have been a squatter) and the address counts as verified.
@@ -189,6 +208,9 @@ export async function resetPassword(ctx: Ctx, token: string, password: string): 
       .returning(['user_id'])
       .executeTakeFirst();
     if (!row) throw new AppError('invalid_credential', 'The reset link is invalid, used or expired');
+    // The account's other links end with this one: a link mailed earlier (maybe to a mailbox
+    // someone else reads) must not set the password again after its owner chose a new one.
+    await trx.updateTable('password_resets').set({ used_at: now }).where('user_id', '=', row.user_id).where('used_at', 'is', null).execute();
     const before = await trx.selectFrom('users').select(['email_verified_at']).where('id', '=', row.user_id).executeTakeFirst();
     await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', row.user_id).execute();
     await signOutEverywhere(trx, row.user_id, now);

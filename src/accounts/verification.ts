@@ -78,29 +78,44 @@ export async function markVerified(
   return true;
 }
 
-/** Consumes a mailed link. The token is single use; a link for an address the account no longer has is refused. */
-export async function confirmEmail(ctx: VerificationCtx, token: string): Promise<PublicUser> {
+export interface Confirmation {
+  user: PublicUser;
+  /** The address was confirmed before this call (by this link or another): nothing changed. */
+  alreadyVerified: boolean;
+}
+
+/**
+ * Consumes a mailed link. The token is single use; a link for an address the account no longer
+ * has is refused. A link of an account whose address is already confirmed (this link used before,
+ * or another one) answers that it is: following a link twice is not an error to its owner.
+ */
+export async function confirmEmail(ctx: VerificationCtx, token: string): Promise<Confirmation> {
   const now = ctx.clock.now();
   const db = ctx.database.db;
-  const userId = await db.transaction().execute(async (trx) => {
+  const tokenHash = hashSecret(token);
+  const confirmed = await db.transaction().execute(async (trx) => {
     const used = await trx
       .updateTable('email_verifications')
       .set({ used_at: now })
-      .where('token_hash', '=', hashSecret(token))
+      .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .returning(['user_id', 'email'])
       .executeTakeFirst();
-    if (!used)
+    // Not usable now (used, expired or unknown): only a link once mailed to the address an
+    // already confirmed account still has is answered as such; every other one stays refused.
+    const link = used ?? (await trx.selectFrom('email_verifications').select(['user_id', 'email']).where('token_hash', '=', tokenHash).executeTakeFirst());
+    const user = link && (await trx.selectFrom('users').select(['id', 'email', 'email_verified_at']).where('id', '=', link.user_id).executeTakeFirst());
+    if (!link || !user || (!used && (user.email !== link.email || !isVerified(user)))) {
       throw new AppError('invalid_credential', 'The confirmation link is invalid, used or expired; ask for a new one (POST /api/auth/verify-email/resend)');
-    const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', used.user_id).executeTakeFirst();
-    if (!user || user.email !== used.email) throw new AppError('invalid_credential', 'The confirmation link is for an address this account no longer has');
-    await markVerified(ctx, trx, user.id, now);
-    return user.id;
+    }
+    if (user.email !== link.email) throw new AppError('invalid_credential', 'The confirmation link is for an address this account no longer has');
+    if (!used) return { userId: user.id, alreadyVerified: true };
+    return { userId: user.id, alreadyVerified: !(await markVerified(ctx, trx, user.id, now)) };
   });
-  const user = await findUserById(db, userId);
+  const user = await findUserById(db, confirmed.userId);
   if (!user) throw new AppError('invalid_credential', 'The account no longer exists');
-  return toPublicUser(user);
+  return { user: toPublicUser(user), alreadyVerified: confirmed.alreadyVerified };
 }
 
 /** Mails a new link to a signed-in, unverified account; at most EMAIL_VERIFICATION_RESENDS_PER_HOUR links an hour. */

@@ -306,6 +306,27 @@ function typeFreeFormValues(value: unknown): boolean {
   return used;
 }
 
+/**
+ * A request field declared `z.never()` is a refusal with a reason (PATCH of a key's `scopes`: 422
+ * "Scopes cannot be changed …"), not part of the contract: it leaves the document (JSON Schema's
+ * `not: {}`, which generators type as `unknown`), and the operation's description says why.
+ */
+function dropRefusedFields(value: unknown): void {
+  if (Array.isArray(value)) for (const v of value) dropRefusedFields(v);
+  else if (isRecord(value)) {
+    const props = value.properties;
+    if (isRecord(props)) {
+      for (const [name, p] of Object.entries(props)) {
+        if (isRecord(p) && isRecord(p.not) && Object.keys(p.not).length === 0) {
+          delete props[name];
+          if (Array.isArray(value.required)) value.required = value.required.filter((r) => r !== name);
+        }
+      }
+    }
+    for (const v of Object.values(value)) dropRefusedFields(v);
+  }
+}
+
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** zod writes ±(2^53−1) as the bounds of every `.int()`: noise to readers and generators; JSON numbers have no such bound. */
@@ -403,6 +424,7 @@ export function finishDocument(doc: Json, routes: ReadonlyMap<string, RouteDoc>)
   components.headers = { ...(components.headers as Json | undefined), ...HEADERS };
   doc.components = components;
   dropSafeIntegerBounds(doc);
+  dropRefusedFields(doc);
   const inPaths = typeFreeFormValues(doc.paths);
   const inSchemas = typeFreeFormValues(components.schemas);
   if (inPaths || inSchemas) (components.schemas as Json).JsonObject = JSON_OBJECT;

@@ -47,7 +47,8 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       example: { request: { label: 'laptop' } },
       summary: 'Create an API key',
       description:
-        'Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only.',
+        'Creates an API key, optionally with scopes beyond the default (forecast, usage:read, billing:read) and limits: expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute. The secret is in this answer only. ' +
+        'Made with an API key (scope keys:write), the new key may hold only scopes that key holds and limits no looser than its own (403 forbidden otherwise); a signed-in session has no such bound.',
       security: [{ bearer: [] }],
       body: CreateKeyRequest,
       response: { 200: CreatedKey, ...errors(...AUTH_ERRORS, 409) },
@@ -85,7 +86,8 @@ export function registerKeyRoutes(app: ZApp, deps: Deps): void {
       },
       summary: 'Rename an API key or change its limits',
       description:
-        'Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key.',
+        'Changes the label and the limits of a key (expires_at, allowed_models, monthly_credit_limit, rate_limit_per_minute): an absent field stays as it is, null removes the limit. Takes effect on the next call made with the key. Scopes cannot be changed: create a new key. ' +
+        "Called with an API key, the limits set may be no looser than that key's own (403 forbidden otherwise).",
       security: [{ bearer: [] }],
       params: KeyIdParams,
       body: UpdateKeyRequest,

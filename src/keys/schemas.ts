@@ -81,7 +81,14 @@ export const UpdateKeyRequest = z
   .object({
     label: z.string().trim().min(1).max(100).optional().describe('New name of the key.'),
     ...limitFields,
+    // Named so that sending it says why, instead of "unknown field" or, as it was, being ignored.
+    scopes: z
+      .never({ error: 'Scopes cannot be changed: create a new key with the scopes you need (POST /api/account/keys), then revoke this one' })
+      .optional()
+      .describe('Not changeable: a key keeps the scopes it was created with. Create a new key instead.'),
   })
+  // Any other field is a 422 naming it: a misspelt limit must not be a silent 200.
+  .strict()
   .meta({ id: 'UpdateKeyRequest' });
 export const KeyIdParams = z.object({ key_id: z.string().min(1).max(64).describe('The key id (key_…).') });
 export const ValidateCredentialRequest = z

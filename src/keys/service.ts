@@ -8,7 +8,7 @@ import { iso } from '../shared/clock.ts';
 import { newId } from '../shared/ids.ts';
 import { DEFAULT_KEY_SCOPES, formatScopes, parseScopes, type Scope } from '../shared/scopes.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '../shared/secrets.ts';
-import { monthStartUtc } from './policy.ts';
+import { assertWithinGrant, type KeyTerms, monthStartUtc } from './policy.ts';
 import type { CreateKeyInput, UpdateKeyInput } from './schemas.ts';
 
 export interface PublicKey {
@@ -59,7 +59,7 @@ function publicKey(r: KeyRow, spend: number): PublicKey {
 }
 
 /** The stored columns of the limits present in `input` (absent = unchanged, null = cleared). */
-function limitColumns(input: Omit<UpdateKeyInput, 'label'>, now: number): Partial<ApiKeysTable> {
+function limitColumns(input: Omit<UpdateKeyInput, 'label' | 'scopes'>, now: number): Partial<ApiKeysTable> {
   const out: Partial<ApiKeysTable> = {};
   if (input.expires_at !== undefined) {
     const at = input.expires_at === null ? null : Date.parse(input.expires_at);
@@ -74,11 +74,28 @@ function limitColumns(input: Omit<UpdateKeyInput, 'label'>, now: number): Partia
   return out;
 }
 
+/** The scopes and limits present in `input`, as the grant check reads them (absent = unchanged). */
+function termsOf(input: Omit<UpdateKeyInput, 'label' | 'scopes'>): KeyTerms {
+  const terms: KeyTerms = {};
+  if (input.expires_at !== undefined) terms.expiresAt = input.expires_at === null ? null : Date.parse(input.expires_at);
+  if (input.allowed_models !== undefined) terms.allowedModels = input.allowed_models;
+  if (input.monthly_credit_limit !== undefined) terms.monthlyCreditLimit = input.monthly_credit_limit;
+  if (input.rate_limit_per_minute !== undefined) terms.rateLimitPerMinute = input.rate_limit_per_minute;
+  return terms;
+}
+
 const duplicate = (label: string) => new AppError('conflict', `You already have a key labelled "${label}"`);
 
+/**
+ * Creates a key. A caller that is not a session (an API key with keys:write) may give it only
+ * scopes and limits within its own (`assertWithinGrant`, ADR 0037); absent limits mean none.
+ */
 export async function createApiKey(ctx: Ctx, principal: Principal, input: CreateKeyInput): Promise<PublicKey & { key: string }> {
-  const key = newSecret(SECRET_PREFIX.apiKey);
   const now = ctx.clock.now();
+  const limits = limitColumns(input, now);
+  const scopes = input.scopes ?? [...DEFAULT_KEY_SCOPES];
+  assertWithinGrant(principal, { scopes, expiresAt: null, allowedModels: null, monthlyCreditLimit: null, rateLimitPerMinute: null, ...termsOf(input) });
+  const key = newSecret(SECRET_PREFIX.apiKey);
   const row: ApiKeysTable = {
     id: newId('key'),
     user_id: principal.user.id,
@@ -88,12 +105,12 @@ export async function createApiKey(ctx: Ctx, principal: Principal, input: Create
     created_at: now,
     last_used_at: null,
     revoked_at: null,
-    scopes: formatScopes(input.scopes ?? DEFAULT_KEY_SCOPES),
+    scopes: formatScopes(scopes),
     expires_at: null,
     allowed_models: null,
     monthly_credit_limit: null,
     rate_limit_per_minute: null,
-    ...limitColumns(input, now),
+    ...limits,
   };
   try {
     await ctx.database.db.insertInto('api_keys').values(row).execute();
@@ -137,9 +154,14 @@ export async function listApiKeys(ctx: Ctx, principal: Principal): Promise<Publi
   return rows.map((r) => publicKey(r, spend.get(r.id) ?? 0));
 }
 
-/** Renames a key or changes its limits (null clears one). Another account's key id answers 404. */
+/**
+ * Renames a key or changes its limits (null clears one). Another account's key id answers 404. A
+ * caller that is not a session may set limits only within its own (ADR 0037), on any key.
+ */
 export async function updateApiKey(ctx: Ctx, principal: Principal, keyId: string, input: UpdateKeyInput): Promise<PublicKey> {
-  const set: Partial<ApiKeysTable> = { ...limitColumns(input, ctx.clock.now()), ...(input.label !== undefined ? { label: input.label } : {}) };
+  const limits = limitColumns(input, ctx.clock.now());
+  assertWithinGrant(principal, termsOf(input));
+  const set: Partial<ApiKeysTable> = { ...limits, ...(input.label !== undefined ? { label: input.label } : {}) };
   const q = ctx.database.db.updateTable('api_keys').where('id', '=', keyId).where('user_id', '=', principal.user.id).where('revoked_at', 'is', null);
   let row: KeyRow | undefined;
   try {

@@ -103,8 +103,9 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Use another model from GET /api/models, or ask the operator.',
   },
   forbidden: {
-    cause: 'The caller is authenticated but may not do this (an administrator operation, or a credential kind the operation does not accept).',
-    fix: 'Use an account with the needed role, or a credential kind the operation lists.',
+    cause:
+      'The caller is authenticated but may not do this: an administrator operation, a credential kind the operation does not accept, an API key without the scope the operation needs, or an API key asking for a key with more scopes or looser limits than its own.',
+    fix: 'Use an account with the needed role, a credential kind the operation lists, or a signed-in session (or a key created with the scope); the message names what is missing.',
   },
   not_found: {
     cause: 'The resource does not exist, belongs to another account, or the path matches no route.',

@@ -48,7 +48,7 @@ export interface OperationArgs<I> {
  * One operation, declared once: REST routes, MCP tools and the OpenAPI document are loops over
  * these declarations, so a rule written here (auth, rate-limit points, source) reaches every surface.
  */
-export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
+export interface OperationFields<I extends z.ZodObject, O extends z.ZodType> {
   /** The operation id of the API contract; also the MCP tool name. */
   id: string;
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -132,8 +132,15 @@ export interface OperationDef<I extends z.ZodObject, O extends z.ZodType> {
   summarize(output: z.input<O>): string;
 }
 
+/**
+ * A declaration: an operation that spends credits must name the scope a key needs for it (ADR 0037),
+ * or a key given only usage:read could spend the account's credits.
+ */
+export type OperationDef<I extends z.ZodObject, O extends z.ZodType> = OperationFields<I, O> &
+  ({ spendsCredits: true; scope: Scope } | { spendsCredits: false });
+
 /** A declaration with its types erased, so that lists of different operations can be looped over. */
-export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'run' | 'runSerialised' | 'summarize' | 'example'> {
+export interface Operation extends Omit<OperationFields<z.ZodObject, z.ZodType>, 'run' | 'runSerialised' | 'summarize' | 'example'> {
   example: { request?: unknown; response?: unknown };
   /** `input` must already be validated against `input` (both boundaries validate before calling). */
   run(args: OperationArgs<unknown>): Promise<unknown>;
@@ -142,6 +149,9 @@ export interface Operation extends Omit<OperationDef<z.ZodObject, z.ZodType>, 'r
 }
 
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(def: OperationDef<I, O>): Operation {
+  // The type says so too; this catches a declaration assembled around it (a spread, a cast).
+  const declared: OperationFields<I, O> = def;
+  if (declared.spendsCredits && !declared.scope) throw new Error(`Operation ${declared.id} spends credits but declares no scope (ADR 0037)`);
   const { runSerialised, prepare } = def;
   const ready = async (input: unknown): Promise<z.output<I>> => {
     if (prepare) await prepare(input as z.output<I>);

@@ -32,8 +32,27 @@ export function errors(...statuses: number[]): Record<number, z.ZodType> {
 /** The statuses every authenticated route can answer. */
 export const AUTH_ERRORS = [400, 401, 422, 429] as const;
 
+/** RFC 5321's limits: a mailbox's local part (before @) has at most 64 octets, a whole address at most 254 (a path is 256 with its <>). */
+export const MAX_EMAIL_LENGTH = 254;
+export const MAX_EMAIL_LOCAL_LENGTH = 64;
+
 // Trimmed before it is checked, so the pipe's input side is a plain string: the format is restated for the OpenAPI document.
-export const Email = z.string().trim().max(320).pipe(z.email()).meta({ format: 'email' });
+/** An address the service stores or mails (register, invitations, contact): longer ones cannot be delivered. */
+export const Email = z
+  .string()
+  .trim()
+  .max(MAX_EMAIL_LENGTH, { error: `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters` })
+  .pipe(
+    z.email().refine((e) => e.slice(0, e.lastIndexOf('@')).length <= MAX_EMAIL_LOCAL_LENGTH, {
+      error: `The part of an e-mail address before @ has at most ${MAX_EMAIL_LOCAL_LENGTH} characters`,
+    }),
+  )
+  .meta({ format: 'email' });
+/**
+ * An address looked up, not stored (sign-in, forgot-password): as long as addresses could be before
+ * the limits above, so an account registered then can still sign in and reset its password.
+ */
+export const EmailLookup = z.string().trim().max(320).pipe(z.email()).meta({ format: 'email' });
 export const Password = z.string().min(8).max(1024);
 export const IsoDateTime = z.string().describe('ISO 8601 timestamp');
 export const Ok = z.object({ ok: z.literal(true) });

@@ -6,7 +6,7 @@ import { AppError } from './errors.ts';
  * /mcp) get the default scopes. A key gets the default scopes unless it is created with others.
  */
 export const SCOPES = {
-  forecast: 'run forecasts, batches and ensembles (uses credits)',
+  forecast: 'run forecasts, batches, ensembles, cross-validation, anomaly detection and imputation (uses credits); schedules and series ingest',
   'usage:read': 'read usage and cost reports',
   'billing:read': 'read the billing summary and payments profile',
   'keys:write': 'create, change and revoke API keys',

@@ -48,6 +48,26 @@ describe(`accounts (${DB_KIND})`, () => {
     assert.ok(missing.body.detail.every((d: { type: string }) => d.type === 'missing'));
   });
 
+  test('register refuses an e-mail longer than 254 characters or with more than 64 before @ (422); sign-in only looks it up', async () => {
+    const cases: [string, RegExp][] = [
+      [`${'a'.repeat(300)}@example.com`, /at most 254 characters/],
+      [`${'a'.repeat(65)}@example.com`, /before @ has at most 64 characters/],
+      [`a@${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.${'e'.repeat(70)}.com`, /at most 254 characters/],
+    ];
+    for (const [email, msg] of cases) {
+      const r = await call(t, 'POST', '/api/auth/register', { body: { email, password: 'long enough password' } });
+      assert.equal(r.status, 422, `${email.length}: ${r.text}`);
+      expectSchema(routeSchema(t, 'POST', '/api/auth/register', 422), r.body);
+      assert.deepEqual(r.body.detail[0].loc, ['body', 'email']);
+      assert.match(r.body.detail[0].msg, msg);
+    }
+    const longest = `${'a'.repeat(64)}@example.com`;
+    assert.equal((await call(t, 'POST', '/api/auth/register', { body: { email: longest, password: 'long enough password' } })).status, 200);
+    // Sign-in and forgot-password look addresses up (accounts made before the limit keep working).
+    const login = await call(t, 'POST', '/api/auth/login', { body: { email: `${'a'.repeat(65)}@example.com`, password: 'long enough password' } });
+    assert.equal(login.status, 401, login.text);
+  });
+
   test('a second registration of the same e-mail is 409 conflict', async () => {
     const u = await registerUser(t);
     const r = await call(t, 'POST', '/api/auth/register', { body: { email: u.email.toUpperCase(), password: 'whatever123' } });
@@ -166,6 +186,53 @@ describe(`accounts (${DB_KIND})`, () => {
       .execute();
     const expired = await call(t, 'POST', '/api/auth/reset-password', { body: { token: token2, password: 'yet-another-one' } });
     assert.equal(expired.status, 401);
+  });
+
+  test('a successful reset ends every other outstanding reset link of the account', async () => {
+    const u = await registerUser(t);
+    const other = await registerUser(t);
+    const tokenOf = (email: string) => decodeURIComponent(/token=([^\s]+)/.exec(t.mailer.sent.filter((m) => m.to === email).at(-1)?.text ?? '')?.[1] ?? '');
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+    const r1 = tokenOf(u.email);
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+    const r2 = tokenOf(u.email);
+    await call(t, 'POST', '/api/auth/forgot-password', { body: { email: other.email } });
+    const theirs = tokenOf(other.email);
+    assert.notEqual(r1, r2);
+    assert.equal((await call(t, 'POST', '/api/auth/reset-password', { body: { token: r1, password: 'first-new-password' } })).status, 200);
+    const second = await call(t, 'POST', '/api/auth/reset-password', { body: { token: r2, password: 'second-new-password' } });
+    assert.equal(second.status, 401, second.text);
+    assert.equal(second.body.code, 'invalid_credential');
+    assert.equal((await call(t, 'POST', '/api/auth/login', { body: { email: u.email, password: 'first-new-password' } })).status, 200);
+    // Another account's link is untouched.
+    assert.equal((await call(t, 'POST', '/api/auth/reset-password', { body: { token: theirs, password: 'their-new-password' } })).status, 200);
+  });
+
+  test('forgot-password mails an account at most PASSWORD_RESET_MAILS_PER_HOUR links an hour, answering the same either way', async () => {
+    const limited = await createTestApp({ env: { PASSWORD_RESET_MAILS_PER_HOUR: '3' } });
+    try {
+      const u = await registerUser(limited);
+      const sentTo = () => limited.mailer.sent.filter((m) => m.to === u.email && /reset-password\?token=/.test(m.text)).length;
+      const ghost = await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: uniqueEmail('ghost') } });
+      for (let i = 0; i < 6; i++) {
+        const r = await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(r.body, ghost.body, 'over the limit the answer is the same as for any address');
+      }
+      assert.equal(sentTo(), 3);
+      const links = await limited.deps.database.db.selectFrom('password_resets').select('id').where('user_id', '=', u.id).execute();
+      assert.equal(links.length, 3, 'no link is stored beyond the limit either');
+      // An hour later the account may ask again.
+      await limited.deps.database.db
+        .updateTable('password_resets')
+        .set({ created_at: Date.now() - 3600_001 })
+        .where('user_id', '=', u.id)
+        .execute();
+      await call(limited, 'POST', '/api/auth/forgot-password', { body: { email: u.email } });
+      assert.equal(sentTo(), 4);
+    } finally {
+      await limited.close();
+    }
   });
 
   test('privacy settings: default false, PATCH and POST set it, validation', async () => {

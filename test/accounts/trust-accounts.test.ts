@@ -3,7 +3,18 @@ import { after, before, describe, mock, test } from 'node:test';
 import argon2 from 'argon2';
 import { paymentsWarning } from '../../src/billing/providers/index.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { call, createTestApp, DB_KIND, registerUser, uniqueEmail, verificationTokenFor, verifyEmail, type TestApp } from '../helpers/app.ts';
+import {
+  call,
+  createTestApp,
+  DB_KIND,
+  expectSchema,
+  registerUser,
+  routeSchema,
+  uniqueEmail,
+  verificationTokenFor,
+  verifyEmail,
+  type TestApp,
+} from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 import { authorizeCode, pkcePair, registerClientAt, tokenRequest } from '../oauth/flow.ts';
 import { forecast } from '../billing/helpers.ts';
@@ -57,26 +68,57 @@ describe(`accounts you can trust (${DB_KIND})`, () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     assert.equal(done.statusCode, 200, done.body);
-    assert.match(done.body, /confirmed/);
+    assert.match(done.body, /is confirmed/);
     assert.equal((await bill()).free_credits.remaining, 80000);
     assert.equal((await forecast(t, u.token)).status, 200);
-    // Used once: again is refused, and grants nothing more.
+    // Used once: again (the README's walk-through run a second time) answers that the address is
+    // already confirmed, and grants nothing more.
     const again = await call(t, 'POST', '/api/auth/verify-email', { body: { token } });
-    assert.equal(again.status, 401);
-    assert.equal(again.body.code, 'invalid_credential');
+    assert.equal(again.status, 200, again.text);
+    expectSchema(routeSchema(t, 'POST', '/api/auth/verify-email'), again.body);
+    assert.equal(again.body.already_verified, true);
+    assert.equal(again.body.user.email_verified, true);
     const replay = await t.app.inject({
       method: 'POST',
       url: '/verify-email',
       payload: `token=${encodeURIComponent(token)}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    assert.equal(replay.statusCode, 401);
-    assert.match(replay.body, /invalid, used or expired/);
+    assert.equal(replay.statusCode, 200, replay.body);
+    assert.match(replay.body, /is already confirmed/);
+    // A link that was never mailed is still refused.
+    const unknown = await call(t, 'POST', '/api/auth/verify-email', { body: { token: `${token}x` } });
+    assert.equal(unknown.status, 401);
+    assert.match(unknown.body.error, /invalid, used or expired/);
     const granted = await t.deps.database.db.selectFrom('credit_ledger').select('amount').where('user_id', '=', u.id).where('kind', '=', 'grant').execute();
     assert.equal(granted.length, 1);
     // The secret is stored hashed only.
     const rows = await t.deps.database.db.selectFrom('email_verifications').select('token_hash').where('user_id', '=', u.id).execute();
     assert.ok(rows.every((r) => r.token_hash !== token && /^[0-9a-f]{64}$/.test(r.token_hash)));
+  });
+
+  test('confirming an address already confirmed says so (200, already_verified), with a used or an unused link', async () => {
+    const u = await registerUser(t, { verified: false });
+    const first = verificationTokenFor(t, u.email);
+    assert.equal((await call(t, 'POST', '/api/auth/verify-email/resend', { token: u.token })).status, 200);
+    const second = verificationTokenFor(t, u.email);
+    assert.notEqual(first, second);
+    const ok = await call(t, 'POST', '/api/auth/verify-email', { body: { token: first } });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.already_verified, false);
+    for (const token of [second, first]) {
+      const r = await call(t, 'POST', '/api/auth/verify-email', { body: { token } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.already_verified, true);
+    }
+    // The account's e-mail is no longer the one the link was mailed to: refused as before.
+    await t.deps.database.db
+      .updateTable('users')
+      .set({ email: uniqueEmail('moved') })
+      .where('id', '=', u.id)
+      .execute();
+    const moved = await call(t, 'POST', '/api/auth/verify-email', { body: { token: first } });
+    assert.equal(moved.status, 401, moved.text);
   });
 
   test('#12.13 resend: limited per hour, refused once verified; an expired link does not verify', async () => {

@@ -3,6 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { globToRegExp, modelMatches } from '../../src/keys/policy.ts';
+import { operations } from '../../src/operations.ts';
+import { ErrorBody } from '../../src/shared/schemas.ts';
 import { call, DB_KIND, expectSchema, registerUser, routeSchema, type TestUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
@@ -64,7 +66,7 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
   test('a key created with keys:write may manage keys, not the account; a forecast-less key may not forecast', async () => {
     const u = await registerUser(t);
     const admin = await key(u, { scopes: ['keys:write'] });
-    const made = await call(t, 'POST', '/api/account/keys', { token: admin.key, body: { label: 'made-by-key' } });
+    const made = await call(t, 'POST', '/api/account/keys', { token: admin.key, body: { label: 'made-by-key', scopes: ['keys:write'] } });
     assert.equal(made.status, 200, made.text);
     assert.equal((await call(t, 'DELETE', `/api/account/keys/${made.body.id}`, { token: admin.key })).status, 200);
     assert.equal((await call(t, 'DELETE', '/api/account/me', { token: admin.key })).status, 403);
@@ -74,6 +76,79 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     const bad = await call(t, 'POST', '/api/account/keys', { token: u.token, body: { label: 'x', scopes: ['root'] } });
     assert.equal(bad.status, 422);
     assert.deepEqual(bad.body.detail[0].loc.slice(0, 2), ['body', 'scopes']);
+  });
+
+  test('a keys:write key creates and changes keys only within its own scopes and limits; a session has no such bound', async () => {
+    const a = await registerUser(t);
+    await t.deps.database.db.updateTable('users').set({ role: 'admin' }).where('id', '=', a.id).execute();
+    const expires = Date.now() + 30 * 86400_000;
+    const own = { allowed_models: ['echo-*'], monthly_credit_limit: 100, rate_limit_per_minute: 1000, expires_at: new Date(expires).toISOString() };
+    const k = await key(a, { scopes: ['forecast', 'keys:write'], ...own });
+    const within = {
+      allowed_models: ['echo-last'],
+      monthly_credit_limit: 50,
+      rate_limit_per_minute: 500,
+      expires_at: new Date(expires - 3600_000).toISOString(),
+    };
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ scopes: ['admin'], ...within }, /scopes admin \(it holds forecast, keys:write\)/],
+      [{ scopes: ['forecast', 'account:write', 'billing:write'], ...within }, /scopes account:write, billing:write/],
+      [within, /scopes usage:read, billing:read/], // the default scopes are more than this key holds
+      [{ scopes: ['forecast'] }, /allowed_models unset.*monthly_credit_limit unset|monthly_credit_limit unset/],
+      [{ scopes: ['forecast'], ...within, allowed_models: ['*'] }, /allowed_models \* \(its own are echo-\*\)/],
+      [{ scopes: ['forecast'], ...within, allowed_models: ['echo-last', 'naive'] }, /allowed_models naive/],
+      [{ scopes: ['forecast'], ...within, monthly_credit_limit: 101 }, /monthly_credit_limit 101 \(its own is 100\)/],
+      [{ scopes: ['forecast'], ...within, rate_limit_per_minute: 1001 }, /rate_limit_per_minute 1001 \(its own is 1000\)/],
+      [{ scopes: ['forecast'], ...within, expires_at: null }, /expires_at unset/],
+      [{ scopes: ['forecast'], ...within, expires_at: new Date(expires + 1000).toISOString() }, /expires_at 20/],
+    ];
+    for (const [body, message] of refused) {
+      const r = await call(t, 'POST', '/api/account/keys', { token: k.key, body: { label: 'minted', ...body } });
+      assert.equal(r.status, 403, `${JSON.stringify(body)}: ${r.text}`);
+      expectSchema(ErrorBody, r.body);
+      assert.equal(r.body.code, 'forbidden');
+      assert.match(r.body.error, message);
+    }
+    assert.equal((await call(t, 'GET', '/api/account/keys', { token: a.token })).body.keys.length, 1, 'nothing was created');
+    // Within its own: allowed, including a pattern its own pattern covers and keys:write itself (rotation).
+    const ok = await call(t, 'POST', '/api/account/keys', {
+      token: k.key,
+      body: { label: 'rotated', scopes: ['forecast', 'keys:write'], ...within, allowed_models: ['echo-l*', 'echo-last'] },
+    });
+    assert.equal(ok.status, 200, ok.text);
+
+    // PATCH: its own limits cannot be lifted, nor another key's raised beyond its own; tightening is fine.
+    const lift = await call(t, 'PATCH', `/api/account/keys/${k.id}`, {
+      token: k.key,
+      body: { allowed_models: null, monthly_credit_limit: null, rate_limit_per_minute: null, expires_at: null },
+    });
+    assert.equal(lift.status, 403, lift.text);
+    assert.match(lift.body.error, /allowed_models unset/);
+    const mine = (await call(t, 'GET', '/api/account/keys', { token: a.token })).body.keys.find((x: { id: string }) => x.id === k.id);
+    assert.deepEqual(
+      [mine.allowed_models, mine.monthly_credit_limit, mine.rate_limit_per_minute, mine.expires_at],
+      [own.allowed_models, 100, 1000, own.expires_at],
+    );
+    const free = await key(a, { scopes: ['forecast'] }); // made by the session: no limits
+    for (const body of [{ monthly_credit_limit: 1000 }, { allowed_models: ['ttm-*'] }, { rate_limit_per_minute: 1001 }]) {
+      const r = await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body });
+      assert.equal(r.status, 403, `${JSON.stringify(body)}: ${r.text}`);
+    }
+    assert.equal((await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: k.key, body: { monthly_credit_limit: 60 } })).status, 200);
+    const tightened = await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body: { monthly_credit_limit: 10, label: 'tight' } });
+    assert.equal(tightened.status, 200, tightened.text);
+    assert.equal(tightened.body.monthly_credit_limit, 10);
+    // The 60 it set on itself is now its bound.
+    assert.equal((await call(t, 'PATCH', `/api/account/keys/${free.id}`, { token: k.key, body: { monthly_credit_limit: 61 } })).status, 403);
+
+    // A session keeps full power: an admin key without limits, and any limit lifted.
+    const adm = await call(t, 'POST', '/api/account/keys', { token: a.token, body: { label: 'adm', scopes: ['admin'] } });
+    assert.equal(adm.status, 200, adm.text);
+    const lifted = await call(t, 'PATCH', `/api/account/keys/${k.id}`, {
+      token: a.token,
+      body: { allowed_models: null, monthly_credit_limit: null, rate_limit_per_minute: null, expires_at: null },
+    });
+    assert.equal(lifted.status, 200, lifted.text);
   });
 
   test("an administrator's API key needs scope admin for the admin routes; the session does not", async () => {
@@ -87,6 +162,36 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     assert.equal(r.status, 403);
     assert.match(r.body.error, /scope admin/);
     assert.equal((await call(t, 'GET', '/api/admin/billing/adjustments', { token: scoped.key })).status, 200);
+  });
+
+  test('a key without scope forecast runs no operation that spends credits, over REST or MCP', async () => {
+    const u = await registerUser(t);
+    const reader = await key(u, { scopes: ['usage:read'] });
+    const spending = operations.filter((op) => op.spendsCredits);
+    assert.ok(spending.some((op) => op.path === '/v1/cross-validation') && spending.some((op) => op.path === '/v1/impute'));
+    for (const op of spending) {
+      const r = await call(t, op.method, op.path, { token: reader.key, body: op.example.request ?? {} });
+      assert.equal(r.status, 403, `${op.method} ${op.path}: ${r.text}`);
+      assert.match(r.body.error, /scope forecast/, op.path);
+    }
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${reader.key}` } } }),
+    );
+    try {
+      for (const op of spending) {
+        const r = await client.callTool({
+          name: op.id,
+          arguments: op.mcpExample ? JSON.parse(op.mcpExample) : (op.example.request as Record<string, unknown>),
+        });
+        assert.equal(r.isError, true, op.id);
+        assert.match((r.content as { text: string }[])[0]?.text ?? '', /^Error forbidden \(HTTP 403\): This API key lacks scope forecast/, op.id);
+      }
+    } finally {
+      await client.close();
+    }
+    const spent = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).execute();
+    assert.equal(spent.length, 0, 'nothing was charged');
   });
 
   test('the scope of a route is in the OpenAPI document: its 403 and who may call it', async () => {
@@ -203,6 +308,22 @@ describe(`API key scopes and limits (${DB_KIND})`, () => {
     assert.deepEqual(bad.body.detail[0].loc, ['body', 'rate_limit_per_minute']);
     await key(u, { label: 'taken' });
     assert.equal((await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { label: 'taken' } })).status, 409);
+  });
+
+  test('PATCH refuses scopes (they cannot change) and unknown fields with a 422 naming the field; nothing changes', async () => {
+    const u = await registerUser(t);
+    const k = await key(u, { monthly_credit_limit: 1000 });
+    const scopes = await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { scopes: ['forecast'], label: 'changed' } });
+    assert.equal(scopes.status, 422, scopes.text);
+    assert.deepEqual(scopes.body.detail[0].loc, ['body', 'scopes']);
+    assert.match(scopes.body.detail[0].msg, /Scopes cannot be changed: create a new key/);
+    const typo = await call(t, 'PATCH', `/api/account/keys/${k.id}`, { token: u.token, body: { monthly_limit: 5 } });
+    assert.equal(typo.status, 422, typo.text);
+    assert.deepEqual(typo.body.detail[0].loc, ['body', 'monthly_limit']);
+    assert.equal(typo.body.detail[0].type, 'extra_forbidden');
+    assert.match(typo.body.detail[0].msg, /Unknown field 'monthly_limit'/);
+    const now = (await call(t, 'GET', '/api/account/keys', { token: u.token })).body.keys[0];
+    assert.deepEqual([now.label, now.scopes, now.monthly_credit_limit], [k.body.label, k.body.scopes, 1000]);
   });
 
   test('monthly_credit_limit: concurrent calls cannot pass the last credits; the refusal is 402 key_budget_exceeded', async () => {

@@ -101,9 +101,12 @@ describe('the README walk-through', { skip: process.platform === 'win32' ? 'need
     assert.match(stdout, /^auto-ets\tready$/m);
   });
 
-  test('second run: logs in (no TOKEN=undefined), and forecasts again', async () => {
+  test('second run: logs in (no TOKEN=undefined), says the address is already confirmed, and forecasts again', async () => {
     const { stdout } = await runIt();
     assert.doesNotMatch(stdout, /undefined/);
+    // "Already confirmed: the answer says so" (the used link used to answer 401 "ask for a new one").
+    const confirmed = objectAt(stdout, '{"ok":true');
+    assert.equal(confirmed.already_verified, true, JSON.stringify(confirmed));
     const f = objectAt(stdout, '{"id":"fcst_');
     assert.equal(f.outputs[0].mean.length, 12);
   });

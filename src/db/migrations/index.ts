@@ -8,6 +8,7 @@ import { m0005_idempotency } from './0005_idempotency.ts';
 import { m0006_key_limits } from './0006_key_limits.ts';
 import { m0007_schedules } from './0007_schedules.ts';
 import { m0008_credential_notify } from './0008_credential_notify.ts';
+import { m0009_password_reset_index } from './0009_password_reset_index.ts';
 
 export interface DialectMigration {
   // biome-ignore lint: migrations run against a schema that is still changing
@@ -24,4 +25,5 @@ export const migrations: Record<string, DialectMigration> = {
   '0006_key_limits': m0006_key_limits,
   '0007_schedules': m0007_schedules,
   '0008_credential_notify': m0008_credential_notify,
+  '0009_password_reset_index': m0009_password_reset_index,
 };
