@@ -106,7 +106,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
     return reply
       .code(401)
       .header('www-authenticate', `Bearer ${params.join(', ')}`)
-      .send({ error: message, code });
+      .send({ error: message, code, request_id: reply.request.id });
   };
 
   app.post(MCP_PATH, {

@@ -144,6 +144,8 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     const anon = await rpc(body, null);
     assert.equal(anon.status, 401);
     assert.match(String(anon.headers['www-authenticate']), /resource_metadata=/);
+    assert.equal(anon.body.code, 'missing_credential');
+    assert.equal(typeof anon.body.request_id, 'string', 'every error carries its request id');
     // Elsewhere in the message: a JSON-RPC Invalid Request.
     const m = await rpc({ jsonrpc: '2.0', id: 'x\u0000', method: 'tools/list' });
     assert.equal(m.status, 400);
