@@ -63,7 +63,7 @@ const rpcId = (m: unknown): string | number | null => {
  *   arguments it is that tool's error result (isError, the field at fault), as for any bad argument;
  *   elsewhere a JSON-RPC Invalid Request.
  */
-export async function refuseBody(body: unknown): Promise<JsonRpcReply | null> {
+export async function refuseBody(body: unknown, toolNames: ReadonlySet<string>): Promise<JsonRpcReply | null> {
   if (Array.isArray(body)) {
     return {
       status: 400,
@@ -75,7 +75,7 @@ export async function refuseBody(body: unknown): Promise<JsonRpcReply | null> {
     };
   }
   const problem = await findJsonProblemSliced(body);
-  if (!problem) return null;
+  if (!problem) return invalidToolCall(body, toolNames);
   const [p0, p1, ...rest] = problem.path;
   const msg = body as { method?: unknown; params?: { name?: unknown } };
   if (msg.method === 'tools/call' && p0 === 'params' && p1 === 'arguments' && rpcId(body) !== null) {
@@ -85,6 +85,26 @@ export async function refuseBody(body: unknown): Promise<JsonRpcReply | null> {
   }
   const where = problem.path.join('.') || '(message)';
   return { status: 400, body: { jsonrpc: '2.0', error: { code: -32600, message: `Invalid Request: ${where}: ${problem.msg}` }, id: rpcId(body) } };
+}
+
+/**
+ * A tools/call the SDK would answer badly: with no params or non-object arguments it answers
+ * -32603 Internal error with a dump of its schema issues, and an unknown tool as a tool result.
+ * Both are the caller's mistakes, JSON-RPC -32602 Invalid params (MCP 2025-06-18, "Error Handling").
+ */
+function invalidToolCall(body: unknown, toolNames: ReadonlySet<string>): JsonRpcReply | null {
+  const msg = body as { method?: unknown; params?: unknown } | null;
+  if (msg?.method !== 'tools/call' || rpcId(body) === null) return null;
+  const invalid = (message: string): JsonRpcReply => ({ status: 200, body: { jsonrpc: '2.0', id: rpcId(body), error: { code: -32602, message } } });
+  const params = msg.params;
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return invalid('Invalid params: tools/call takes params {name, arguments}');
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return invalid('Invalid params: params.name must be the name of a tool (tools/list names them)');
+  if (!toolNames.has(name)) return invalid(`Unknown tool '${name.slice(0, 100)}': tools/list names the tools`);
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+    return invalid('Invalid params: params.arguments must be an object of the tool’s arguments');
+  }
+  return null;
 }
 
 /**
@@ -98,6 +118,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
   // server: building one per request was ~2 ms of the event loop's time per MCP call.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const metadataUrl = mcpResourceMetadataUrl(deps.config);
+  const toolNames: ReadonlySet<string> = new Set(operations.map((op) => op.id));
   allowCrossOrigin(app, [MCP_PATH]);
 
   const unauthorized = (reply: FastifyReply, code: 'missing_credential' | 'invalid_credential', message: string) => {
@@ -158,7 +179,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
       // Bearer only: the browser's session cookie does not open the MCP endpoint.
       if (!req.headers.authorization) return unauthorized(reply, 'missing_credential', 'A credential is required: send "Authorization: Bearer <token>"');
       const who = principalOf(req);
-      const refusal = await refuseBody(req.body);
+      const refusal = await refuseBody(req.body, toolNames);
       if (refusal) return reply.code(refusal.status).send(refusal.body);
 
       const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS, jsonSchemaValidator });

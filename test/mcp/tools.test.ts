@@ -152,6 +152,25 @@ describe(`MCP tools are the declared operations (${DB_KIND})`, () => {
     assert.equal(m.body.error.code, -32600);
   });
 
+  test('a tools/call with an unknown tool, no params or non-object arguments is JSON-RPC -32602, not an internal error', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ name: 'nope', arguments: {} }, /Unknown tool 'nope'/],
+      [undefined, /takes params \{name, arguments\}/],
+      [{ name: 'forecast', arguments: [1, 2] }, /arguments must be an object/],
+      [{ name: 'forecast', arguments: 'x' }, /arguments must be an object/],
+      [{ arguments: {} }, /params\.name/],
+    ];
+    for (const [params, message] of cases) {
+      const r = await rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', ...(params === undefined ? {} : { params }) });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.error?.code, -32602, r.text);
+      assert.match(r.body.error.message, message);
+    }
+    // The SDK client sees the protocol error.
+    const c = await connect();
+    await assert.rejects(c.callTool({ name: 'nope', arguments: {} }), /-32602|Unknown tool/);
+  });
+
   test('/mcp takes POST only: GET and DELETE are 405 Allow POST, and so is PUT (which does not offer them)', async () => {
     for (const method of ['GET', 'DELETE', 'PUT'] as const) {
       const r = await call(t, method, '/mcp', { token: key });
