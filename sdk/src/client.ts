@@ -1,7 +1,7 @@
 import ky, { HTTPError, TimeoutError } from 'ky';
 import createClient, { type Client } from 'openapi-fetch';
 import pMap from 'p-map';
-import { errorFromResponse, parseRetryAfter, TsfmError } from './errors.ts';
+import { errorFor, errorFromResponse, parseRetryAfter, TsfmError } from './errors.ts';
 import type { components, paths } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -104,12 +104,12 @@ export class TsfmClient {
       } catch (err) {
         if (err instanceof HTTPError) return err.response;
         if (err instanceof TimeoutError) {
-          throw new TsfmError({ status: 0, code: 'timeout', message: `no answer from ${request.method} ${request.url} within ${timeout} ms`, cause: err });
+          throw errorFor({ status: 0, code: 'timeout', message: `no answer from ${request.method} ${request.url} within ${timeout} ms`, cause: err });
         }
         if (err instanceof TsfmError) throw err;
         if (err instanceof Error && err.name === 'AbortError') throw err;
         const reason = err instanceof Error ? (causeCode(err) ?? err.message) : String(err);
-        throw new TsfmError({ status: 0, code: 'network_error', message: `cannot reach ${this.baseUrl}: ${reason}`, cause: err });
+        throw errorFor({ status: 0, code: 'network_error', message: `cannot reach ${this.baseUrl}: ${reason}`, cause: err });
       }
     };
     this.api = createClient<paths>({
@@ -176,7 +176,7 @@ export class TsfmClient {
   async forecastBatch(requests: ForecastRequest[], opts: ChunkOptions = {}): Promise<BatchItem[]> {
     const parts = await this.chunked(requests, opts, async (chunk) => {
       const r = unwrap(await this.api.POST('/v1/forecast/batch', { body: { requests: chunk }, ...(opts.signal ? { signal: opts.signal } : {}) }));
-      if (!('data' in r)) throw new Error('expected a batch answer, got a quote');
+      if (!('data' in r)) throw errorFor({ status: 200, code: 'invalid_response', message: 'expected a batch answer, got a quote' });
       return r.data;
     });
     return parts.flat();
@@ -217,7 +217,7 @@ export class TsfmClient {
   private async chunked<I, O>(items: I[], opts: ChunkOptions, run: (chunk: I[]) => Promise<O>): Promise<O[]> {
     const size = opts.chunkSize ?? MAX_PER_CALL;
     if (!Number.isInteger(size) || size < 1 || size > MAX_PER_CALL) {
-      throw new TsfmError({ status: 0, code: 'invalid_input', message: `chunkSize must be an integer from 1 to ${MAX_PER_CALL}, got ${size}` });
+      throw errorFor({ status: 0, code: 'invalid_input', message: `chunkSize must be an integer from 1 to ${MAX_PER_CALL}, got ${size}` });
     }
     const chunks: I[][] = [];
     for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
@@ -244,7 +244,7 @@ function unwrap<T>(r: { data?: T; error?: unknown; response: Response }): T {
 
 function mergeForecasts(parts: ForecastResponse[]): ForecastManyResponse {
   const first = parts[0];
-  if (!first) throw new TsfmError({ status: 0, code: 'invalid_input', message: 'no series to forecast' });
+  if (!first) throw errorFor({ status: 0, code: 'invalid_input', message: 'no series to forecast' });
   const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   for (const p of parts) {
     usage.input_tokens += p.usage.input_tokens;

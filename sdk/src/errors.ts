@@ -40,7 +40,7 @@ export class TsfmError extends Error {
   }
 }
 
-/** 401: no credential, or a bad or revoked one. */
+/** 401, or the codes `missing_credential` (answered 400) and `invalid_credential`: no credential, or a bad or revoked one. */
 export class AuthenticationError extends TsfmError {
   override readonly name = 'AuthenticationError';
 }
@@ -56,7 +56,7 @@ export class PermissionDeniedError extends TsfmError {
 export class NotFoundError extends TsfmError {
   override readonly name = 'NotFoundError';
 }
-/** 400/413/415/422: the request itself is wrong (see `detail` for a 422). */
+/** 400/413/415/422: the request itself is wrong (see `detail` for a 422); also input the client refuses before sending (`invalid_input`). */
 export class InvalidRequestError extends TsfmError {
   override readonly name = 'InvalidRequestError';
 }
@@ -71,10 +71,14 @@ export class ServiceError extends TsfmError {
 
 type ErrorInit = ConstructorParameters<typeof TsfmError>[0];
 
-/** The typed error for an HTTP status. */
+/** Codes that are about the credential whatever the status (the server answers a missing one with 400). */
+const CREDENTIAL_CODES: ReadonlySet<string> = new Set(['missing_credential', 'invalid_credential', 'invalid_credentials']);
+
+/** The typed error for an HTTP status (and, for credentials and the client's own input checks, the code). */
 export function errorFor(init: ErrorInit): TsfmError {
   const s = init.status;
-  if (s === 401) return new AuthenticationError(init);
+  if (s === 401 || CREDENTIAL_CODES.has(init.code)) return new AuthenticationError(init);
+  if (init.code === 'invalid_input') return new InvalidRequestError(init);
   if (s === 402) return new BillingRequiredError(init);
   if (s === 403) return new PermissionDeniedError(init);
   if (s === 404) return new NotFoundError(init);

@@ -99,6 +99,11 @@ describe('TypeScript SDK against the real server', () => {
       assert.match(e.message, /parameters\.prediction_length/);
       return true;
     });
+    // No credential at all: the server answers 400 missing_credential, still an AuthenticationError.
+    await assert.rejects(
+      new TsfmClient({ baseUrl: t.baseUrl }).usage(),
+      (e: unknown) => e instanceof AuthenticationError && e.status === 400 && e.code === 'missing_credential',
+    );
     const bad = new TsfmClient({ baseUrl: t.baseUrl, apiKey: 'tsfm_not_a_real_key' });
     await assert.rejects(
       bad.models().then(() => bad.usage()),
@@ -209,15 +214,27 @@ describe('SDK retries and timeouts (a scripted server)', () => {
     assert.equal(attempts, 1);
   });
 
-  test('a timeout is a TsfmError with code timeout and is not retried', async () => {
+  test('a timeout is a ServiceError with code timeout and is not retried', async () => {
     reset([]);
     const c = new TsfmClient({ baseUrl: base, apiKey: 'k', timeoutMs: 300 });
-    await assert.rejects(c.models(), (e: unknown) => e instanceof TsfmError && e.code === 'timeout');
+    await assert.rejects(c.models(), (e: unknown) => e instanceof ServiceError && e.code === 'timeout' && e.status === 0);
     assert.equal(attempts, 1);
   });
 
-  test('an unreachable server is a network_error', async () => {
+  test('an unreachable server is a ServiceError with code network_error', async () => {
     const c = new TsfmClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', maxRetries: 1 });
-    await assert.rejects(c.models(), (e: unknown) => e instanceof TsfmError && e.code === 'network_error' && e.status === 0);
+    await assert.rejects(c.models(), (e: unknown) => e instanceof ServiceError && e.code === 'network_error' && e.status === 0);
+  });
+
+  test('a credential error is an AuthenticationError whatever its status (missing_credential is a 400)', async () => {
+    reset([
+      { status: 400, body: { error: 'A credential is required', code: 'missing_credential' } },
+      { status: 401, body: { error: 'Unknown key', code: 'invalid_credential' } },
+      { status: 400, body: { error: 'bad path', code: 'request_error' } },
+    ]);
+    const c = new TsfmClient({ baseUrl: base });
+    await assert.rejects(c.usage(), (e: unknown) => e instanceof AuthenticationError && e.status === 400 && e.code === 'missing_credential');
+    await assert.rejects(c.usage(), (e: unknown) => e instanceof AuthenticationError && e.code === 'invalid_credential');
+    await assert.rejects(c.usage(), (e: unknown) => e instanceof InvalidRequestError && !(e instanceof AuthenticationError));
   });
 });
