@@ -11,7 +11,7 @@ import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_BASE_URL, MAX_PER_CALL, TsfmClient, type ForecastParameters } from './client.ts';
+import { DEFAULT_BASE_URL, MAX_PER_CALL, normalizeBaseUrl, TsfmClient, type ForecastParameters } from './client.ts';
 import { TsfmError } from './errors.ts';
 import { anomalyRows, anomalyRowsToCsv, forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
 
@@ -57,6 +57,21 @@ function writeSaved(env: NodeJS.ProcessEnv, saved: Saved): string {
   mkdirSync(dirname(p), { recursive: true, mode: 0o700 });
   writeFileSync(p, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
   return p;
+}
+
+/** A service address made canonical (trimmed, no trailing slash), or a usage mistake naming its source. */
+function checkedUrl(raw: string, from: string): string {
+  try {
+    return normalizeBaseUrl(raw);
+  } catch (err) {
+    throw new UsageError(`${from}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The first value that is set and not blank (an empty TSFM_API_KEY= does not hide the saved key), with where it came from. */
+function firstGiven(candidates: [string | undefined, string][]): [string, string] | null {
+  for (const [value, from] of candidates) if (value !== undefined && value.trim() !== '') return [value.trim(), from];
+  return null;
 }
 
 const positiveInt = (name: string) => (v: string) => {
@@ -146,7 +161,15 @@ function buildProgram(io: Io): Command {
     .exitOverride();
 
   const globals = () => program.opts<GlobalOpts>();
-  const baseUrl = () => globals().baseUrl ?? io.env.TSFM_BASE_URL ?? readSaved(io.env).base_url ?? DEFAULT_BASE_URL;
+  /** The service address, checked: a bad one is a usage mistake naming where it came from. */
+  const baseUrl = () => {
+    const [raw, from] = firstGiven([
+      [globals().baseUrl, '--base-url'],
+      [io.env.TSFM_BASE_URL, 'TSFM_BASE_URL'],
+      [readSaved(io.env).base_url, `the saved address (${configPath(io.env)})`],
+    ]) ?? [DEFAULT_BASE_URL, 'the default'];
+    return checkedUrl(raw, from);
+  };
   const client = (needKey = true) => {
     const apiKey = globals().apiKey ?? io.env.TSFM_API_KEY ?? readSaved(io.env).api_key;
     if (needKey && !apiKey) throw new UsageError('no API key: run `tsfm login`, pass --api-key or set TSFM_API_KEY');
@@ -188,7 +211,8 @@ function buildProgram(io: Io): Command {
     .action(async (o: { revoke?: boolean }) => {
       const saved = readSaved(io.env);
       if (o.revoke && saved.api_key) {
-        const c = new TsfmClient({ baseUrl: saved.base_url ?? baseUrl(), apiKey: saved.api_key });
+        const url = saved.base_url ? checkedUrl(saved.base_url, `the saved address (${configPath(io.env)})`) : baseUrl();
+        const c = new TsfmClient({ baseUrl: url, apiKey: saved.api_key });
         const me = await c.whoami();
         if (me.key) await c.keys.revoke(me.key);
         io.err('key revoked\n');

@@ -73,7 +73,7 @@ export class TsfmClient {
   readonly api: Client<paths>;
 
   constructor(opts: ClientOptions = {}) {
-    this.baseUrl = (opts.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    this.baseUrl = normalizeBaseUrl(opts.baseUrl ?? DEFAULT_BASE_URL);
     const timeout = opts.timeoutMs ?? 60_000;
     const maxRetryAfter = opts.maxRetryDelayMs ?? 60_000;
     const fetchImpl = opts.fetch ?? globalThis.fetch;
@@ -259,6 +259,30 @@ function mergeForecasts(parts: ForecastResponse[]): ForecastManyResponse {
     latency_ms: latencies.length > 0 ? Math.max(...latencies) : null,
     ids: parts.map((p) => p.id),
   };
+}
+
+/**
+ * The service address, trimmed and without trailing slashes; a TsfmError (`invalid_input`) unless it
+ * is an absolute http:// or https:// URL (`127.0.0.1:8000` has no scheme, and `localhost:8000`
+ * reads as the scheme `localhost:`).
+ */
+export function normalizeBaseUrl(raw: string): string {
+  const text = String(raw).trim();
+  const fail = (why: string, example = 'http://127.0.0.1:8000') =>
+    errorFor({ status: 0, code: 'invalid_input', message: `baseUrl ${JSON.stringify(text).slice(0, 80)} ${why}, e.g. ${example}` });
+  if (text === '') throw fail('is empty: give the service address');
+  if (!/^https?:\/\//i.test(text)) {
+    const bare = /^[\w.-]+(:\d+)?(\/.*)?$/.test(text) && !/^[a-z][\w+.-]*:\/\//i.test(text);
+    throw fail('must start with http:// or https://', bare ? `http://${text}` : undefined);
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw fail('is not a valid URL');
+  }
+  if (url.search || url.hash) throw fail('must not have a query or a fragment');
+  return text.replace(/\/+$/, '');
 }
 
 function causeCode(err: Error): string | null {

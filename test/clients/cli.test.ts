@@ -56,6 +56,19 @@ describe('tsfm CLI as a process against the real server', () => {
     assert.match(r.stderr, /no API key: run `tsfm login`/);
   });
 
+  test('a base URL without a scheme is a usage mistake (exit 2) naming where it came from; blanks around one are trimmed', async () => {
+    for (const bad of ['127.0.0.1:8105', 'localhost:8105']) {
+      const r = await run(['models'], { ...env, TSFM_BASE_URL: bad });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`^tsfm: TSFM_BASE_URL: baseUrl "${bad}" must start with http:// or https://, e\\.g\\. http://${bad}\n$`));
+    }
+    const opt = await run(['--base-url', 'example.com', 'models'], env);
+    assert.equal(opt.code, 2);
+    assert.match(opt.stderr, /^tsfm: --base-url: baseUrl "example\.com" must start with http/);
+    const spaced = await run(['models'], { ...env, TSFM_BASE_URL: ` ${t.baseUrl} ` });
+    assert.equal(spaced.code, 0, spaced.stderr);
+  });
+
   test('login with e-mail and password creates a key and saves it (mode 0600); whoami uses it', async () => {
     const bad = await run(['login', '--email', user.email], { ...env, TSFM_PASSWORD: 'wrong password' });
     assert.equal(bad.code, 1);

@@ -226,6 +226,21 @@ describe('SDK retries and timeouts (a scripted server)', () => {
     await assert.rejects(c.models(), (e: unknown) => e instanceof ServiceError && e.code === 'network_error' && e.status === 0);
   });
 
+  test('a base URL without http:// or https:// is a TsfmError at construction; blanks and trailing slashes are trimmed', async () => {
+    for (const bad of ['127.0.0.1:8105', 'localhost:8105', 'ftp://example.com', 'http://', '']) {
+      assert.throws(
+        () => new TsfmClient({ baseUrl: bad }),
+        (e: unknown) => e instanceof InvalidRequestError && e.code === 'invalid_input' && /baseUrl .* e\.g\. http/.test(e.message),
+        bad,
+      );
+    }
+    assert.throws(() => new TsfmClient({ baseUrl: '127.0.0.1:8105' }), /must start with http:\/\/ or https:\/\/, e\.g\. http:\/\/127\.0\.0\.1:8105/);
+    reset([{ status: 200, body: { models: [] } }]);
+    const c = new TsfmClient({ baseUrl: ` ${base}/ \n` });
+    assert.equal(c.baseUrl, base);
+    assert.deepEqual(await c.models(), []);
+  });
+
   test('a credential error is an AuthenticationError whatever its status (missing_credential is a 400)', async () => {
     reset([
       { status: 400, body: { error: 'A credential is required', code: 'missing_credential' } },
