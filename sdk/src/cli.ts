@@ -5,14 +5,14 @@
  * (TSFM_CONFIG, default $XDG_CONFIG_HOME/tsfm/config.json or ~/.config/tsfm/config.json, mode 0600).
  * Address: --base-url, else TSFM_BASE_URL, else the saved one, else http://127.0.0.1:8000.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
-import { dirname, extname, join } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_BASE_URL, MAX_PER_CALL, normalizeBaseUrl, TsfmClient, type ForecastParameters } from './client.ts';
-import { TsfmError } from './errors.ts';
+import { AuthenticationError, TsfmError } from './errors.ts';
 import { anomalyRows, anomalyRowsToCsv, forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
 
 const VERSION = '0.1.0';
@@ -105,15 +105,55 @@ async function readText(path: string | undefined): Promise<string> {
   }
 }
 
-async function prompt(question: string): Promise<string> {
-  if (!process.stdin.isTTY) throw new UsageError(`${question.replace(/: $/, '')} is needed: pass it as an option (no terminal to ask on)`);
+/** Asks on the terminal; `instead` says how to give the value when there is none (a pipe, a script). */
+async function prompt(question: string, instead: string): Promise<string> {
+  const what = question.replace(/: $/, '');
+  if (!process.stdin.isTTY) throw new UsageError(`no ${what} (no terminal to ask on): ${instead}`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return (await rl.question(question)).trim();
+    const answer = (await rl.question(question)).trim();
+    if (answer === '') throw new UsageError(`no ${what} given: ${instead}`);
+    return answer;
   } finally {
     rl.close();
   }
 }
+
+/** Fails before any call (so before anything is charged) when `path` cannot be written. */
+function checkWritable(path: string): void {
+  const fail = (why: string) => new UsageError(`cannot write ${path}: ${why}`);
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    st = statSync(path);
+  } catch {
+    st = undefined;
+  }
+  if (st?.isDirectory()) throw fail('it is a directory');
+  const target = st ? path : dirname(resolve(path));
+  if (!st) {
+    let dir: ReturnType<typeof statSync> | undefined;
+    try {
+      dir = statSync(target);
+    } catch {
+      throw fail(`the directory ${target} does not exist`);
+    }
+    if (!dir.isDirectory()) throw fail(`${target} is not a directory`);
+  }
+  try {
+    accessSync(target, constants.W_OK);
+  } catch {
+    throw fail(st ? 'permission denied' : `the directory ${target} is not writable`);
+  }
+}
+
+/** A finite number, for options such as --level and --sensitivity (a typo is a usage mistake, not a request). */
+const finiteNumber =
+  (name: string, check?: (n: number) => boolean, range = '') =>
+  (v: string): number => {
+    const n = v.trim() === '' ? Number.NaN : Number(v);
+    if (!Number.isFinite(n) || (check && !check(n))) throw new InvalidArgumentError(`${name} must be a number${range}, got ${v}`);
+    return n;
+  };
 
 function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
@@ -170,8 +210,14 @@ function buildProgram(io: Io): Command {
     ]) ?? [DEFAULT_BASE_URL, 'the default'];
     return checkedUrl(raw, from);
   };
+  /** --api-key, else TSFM_API_KEY, each only when not blank. */
+  const givenKey = () =>
+    firstGiven([
+      [globals().apiKey, '--api-key'],
+      [io.env.TSFM_API_KEY, 'TSFM_API_KEY'],
+    ])?.[0];
   const client = (needKey = true) => {
-    const apiKey = globals().apiKey ?? io.env.TSFM_API_KEY ?? readSaved(io.env).api_key;
+    const apiKey = givenKey() ?? firstGiven([[readSaved(io.env).api_key, 'saved']])?.[0];
     if (needKey && !apiKey) throw new UsageError('no API key: run `tsfm login`, pass --api-key or set TSFM_API_KEY');
     return new TsfmClient({ baseUrl: baseUrl(), ...(apiKey ? { apiKey } : {}), timeoutMs: globals().timeout ?? 120_000 });
   };
@@ -181,20 +227,29 @@ function buildProgram(io: Io): Command {
     .description('sign in, create an API key for this machine and save it (or save a key you pass with --api-key)')
     .option('--email <email>', 'account e-mail (asked when omitted)')
     .option('--password-stdin', 'read the password from standard input (else TSFM_PASSWORD, else asked)')
-    .option('--label <label>', 'label of the key to create', `tsfm cli on ${hostname()}`)
-    .action(async (o: { email?: string; passwordStdin?: boolean; label: string }) => {
-      const given = globals().apiKey ?? io.env.TSFM_API_KEY;
+    .option('--label <label>', 'label of the key to create (default: tsfm cli on <host> <date-time>, unique per login)')
+    .action(async (o: { email?: string; passwordStdin?: boolean; label?: string }) => {
+      const given = givenKey();
       let apiKey: string;
       if (given) {
         const who = await new TsfmClient({ baseUrl: baseUrl(), apiKey: given }).whoami();
         apiKey = given;
         io.err(`key accepted (${who.auth_type} of ${who.user})\n`);
       } else {
-        const email = o.email ?? (await prompt('e-mail: '));
-        const password = o.passwordStdin ? (await readText('-')).replace(/\r?\n$/, '') : (io.env.TSFM_PASSWORD ?? (await prompt('password: ')));
-        const session = await TsfmClient.login(email, password, { baseUrl: baseUrl() });
+        const url = baseUrl();
+        const email = o.email?.trim() || (await prompt('e-mail: ', 'pass --email'));
+        let password: string;
+        if (o.passwordStdin) {
+          password = (await readText('-')).replace(/\r?\n$/, '');
+          if (password === '') throw new UsageError('no password: --password-stdin read nothing from standard input');
+        } else {
+          password = io.env.TSFM_PASSWORD || (await prompt('password: ', 'set TSFM_PASSWORD or pipe it with --password-stdin'));
+        }
+        const session = await TsfmClient.login(email, password, { baseUrl: url });
+        // Each login creates its own key (labels are unique per account): the date-time tells them apart.
+        const label = o.label?.trim() || `tsfm cli on ${hostname().slice(0, 60)} ${new Date().toISOString().slice(0, 19)}Z`;
         // The CLI manages keys too (keys create/revoke, logout --revoke): its key gets keys:write.
-        const created = await new TsfmClient({ baseUrl: baseUrl(), apiKey: session.token }).keys.create(o.label, {
+        const created = await new TsfmClient({ baseUrl: url, apiKey: session.token }).keys.create(label, {
           scopes: ['forecast', 'usage:read', 'billing:read', 'keys:write'],
         });
         apiKey = created.key;
@@ -300,6 +355,8 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
         },
       ) => {
         const c = client();
+        // Before the call: a result that cannot be written would have been charged for nothing.
+        if (o.output) checkWritable(o.output);
         const ext = (p: string | undefined) => (p ? extname(p).slice(1).toLowerCase() : '');
         const inFormat = o.inputFormat ?? (ext(file) === 'json' ? 'json' : ext(file) === 'csv' ? 'csv' : 'auto');
         const set = parseSeries(await readText(file), inFormat);
@@ -327,7 +384,14 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
         const outFormat = o.format ?? (ext(o.output) === 'json' ? 'json' : 'csv');
         const text = outFormat === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : rowsToCsv(rows, response.quantile_levels);
         if (o.output) {
-          writeFileSync(o.output, text);
+          try {
+            writeFileSync(o.output, text);
+          } catch (err) {
+            io.out(text);
+            throw new UsageError(
+              `cannot write ${o.output}: ${err instanceof Error ? err.message : String(err)}; the forecast (already made) is on standard output instead`,
+            );
+          }
           io.err(`wrote ${rows.length} rows (${set.ids.length} series × ${o.horizon} steps) to ${o.output}\n`);
         } else io.out(text);
       },
@@ -344,9 +408,14 @@ Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
     )
     .addOption(new Option('--method <method>', 'forecast: model interval; zscore: rolling mean and sd').choices(['forecast', 'zscore']).default('forecast'))
     .option('-m, --model <id>', 'model with in-sample fitted values (method forecast)', 'auto-ets')
-    .option('--level <percent>', 'interval level in percent (method forecast)', Number, 99)
+    .option(
+      '--level <percent>',
+      'interval level in percent (method forecast)',
+      finiteNumber('--level', (n) => n > 0 && n < 100, ' between 0 and 100'),
+      99,
+    )
     .option('--window <n>', 'rolling window, 4-128 (method zscore)', positiveInt('--window'), 24)
-    .option('--sensitivity <sd>', 'threshold in standard deviations, 1.5-6 (method zscore)', Number, 3)
+    .option('--sensitivity <sd>', 'threshold in standard deviations, 1.5-6 (method zscore)', finiteNumber('--sensitivity'), 3)
     .option('--detection-size <n>', 'score only the last n points of each series', positiveInt('--detection-size'))
     .option('-f, --freq <code>', 'frequency, pandas style; inferred from regular ds when omitted')
     .option('--only-anomalies', 'print only the flagged points')
@@ -402,12 +471,23 @@ Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
   return program;
 }
 
+/** What to do about a refused credential, for the command that was run. */
+function credentialHint(err: TsfmError, command: string): string {
+  if (err.code === 'invalid_credentials') return 'check the e-mail and the password (tsfm login --email …; TSFM_PASSWORD or --password-stdin)';
+  if (command === 'login') return 'the key given with --api-key or TSFM_API_KEY was refused: check it, or leave both out to sign in with e-mail and password';
+  return 'run `tsfm login`, pass --api-key or set TSFM_API_KEY';
+}
+
 /** Runs the CLI; returns the exit status (0 ok, 1 the service or the input refused, 2 a usage mistake). */
 export async function main(
   argv: string[],
   io: Io = { env: process.env, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
 ): Promise<number> {
   const program = buildProgram(io);
+  let command = '';
+  program.hook('preAction', (_root, action) => {
+    command = action.name();
+  });
   try {
     await program.parseAsync(argv);
     return 0;
@@ -425,7 +505,7 @@ export async function main(
       const where = err.status ? `HTTP ${err.status}, ` : '';
       io.err(`tsfm: ${err.message} (${where}${err.code})\n`);
       for (const d of err.detail.slice(1, 10)) io.err(`  ${d.loc.join('.')}: ${d.msg}\n`);
-      if (err.status === 401) io.err('  run `tsfm login`, pass --api-key or set TSFM_API_KEY\n');
+      if (err instanceof AuthenticationError) io.err(`  ${credentialHint(err, command)}\n`);
       if (err.requestId) io.err(`  request id: ${err.requestId}\n`);
       return 1;
     }

@@ -73,6 +73,8 @@ describe('tsfm CLI as a process against the real server', () => {
     const bad = await run(['login', '--email', user.email], { ...env, TSFM_PASSWORD: 'wrong password' });
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /HTTP 401, invalid_credentials/);
+    assert.match(bad.stderr, /check the e-mail and the password/);
+    assert.doesNotMatch(bad.stderr, /run `tsfm login`/);
 
     const r = await run(['login', '--email', user.email, '--label', 'ci laptop'], { ...env, TSFM_PASSWORD: user.password });
     assert.equal(r.code, 0, r.stderr);
@@ -87,6 +89,41 @@ describe('tsfm CLI as a process against the real server', () => {
     assert.match(who.stdout, new RegExp(`${user.id} \\(api_key, key key_`));
     const keys = await run(['keys', 'list'], env);
     assert.match(keys.stdout, /ci laptop/);
+  });
+
+  test('login without a password says how to give one (exit 2, nothing sent); a refused key is not told to run tsfm login', async () => {
+    const none = await run(['login', '--email', user.email], env);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /^tsfm: no password \(no terminal to ask on\): set TSFM_PASSWORD or pipe it with --password-stdin\n$/);
+    const emptyEnv = await run(['login', '--email', user.email], { ...env, TSFM_PASSWORD: '' });
+    assert.equal(emptyEnv.code, 2);
+    assert.match(emptyEnv.stderr, /no password/);
+    const emptyStdin = await run(['login', '--email', user.email, '--password-stdin'], env, '');
+    assert.equal(emptyStdin.code, 2);
+    assert.match(emptyStdin.stderr, /^tsfm: no password: --password-stdin read nothing from standard input\n$/);
+    const noEmail = await run(['login'], { ...env, TSFM_PASSWORD: user.password });
+    assert.equal(noEmail.code, 2);
+    assert.match(noEmail.stderr, /no e-mail \(no terminal to ask on\): pass --email/);
+    const badKey = await run(['login', '--api-key', 'tsfm_not_a_key'], env);
+    assert.equal(badKey.code, 1);
+    assert.match(badKey.stderr, /HTTP 401, invalid_credential\)/);
+    assert.match(badKey.stderr, /the key given with --api-key or TSFM_API_KEY was refused/);
+    assert.doesNotMatch(badKey.stderr, /run `tsfm login`/);
+  });
+
+  test('login twice on the same machine: each creates its own key (the default label is unique)', async () => {
+    const other = { ...env, TSFM_CONFIG: join(dir, 'twice.json'), TSFM_PASSWORD: user.password };
+    const first = await run(['login', '--email', user.email], other);
+    assert.equal(first.code, 0, first.stderr);
+    await new Promise((r) => setTimeout(r, 1100)); // the label carries the time to the second
+    const second = await run(['login', '--email', user.email], other);
+    assert.equal(second.code, 0, second.stderr);
+    const label = (r: Run) => /"(tsfm cli on .+ \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)"\)/.exec(r.stderr)?.[1];
+    assert.ok(label(first) && label(second), first.stderr);
+    assert.notEqual(label(first), label(second));
+    // TSFM_API_KEY set but empty does not hide the saved key.
+    const who = await run(['whoami'], { ...other, TSFM_API_KEY: '' });
+    assert.equal(who.code, 0, who.stderr);
   });
 
   test('keys create prints the secret once; revoke makes it invalid', async () => {
@@ -213,6 +250,34 @@ describe('tsfm CLI as a process against the real server', () => {
     const missing = await run(['forecast', join(dir, 'nope.csv'), '-H', '2'], env);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read .*nope\.csv/);
+  });
+
+  test('anomalies: a --level or --sensitivity that is not a number is a usage mistake (exit 2), not a request', async () => {
+    const file = join(dir, 'anom.csv');
+    writeFileSync(file, 'ds,y\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n');
+    for (const args of [
+      ['--level', 'abc'],
+      ['--level', '100'],
+      ['--method', 'zscore', '--sensitivity', 'x'],
+    ]) {
+      const r = await run(['anomalies', file, ...args], env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /must be a number/);
+    }
+  });
+
+  test('forecast -o to a path that cannot be written fails before the call (exit 2, nothing charged)', async () => {
+    const file = join(dir, 'small.csv');
+    writeFileSync(file, 'ds,y\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n');
+    const requests = async () => (JSON.parse((await run(['usage', '--json'], env)).stdout) as { totals: { requests: number } }).totals.requests;
+    const before = await requests();
+    const noDir = await run(['forecast', file, '-H', '1', '-m', 'echo-last', '-o', join(dir, 'no-such-dir', 'out.csv')], env);
+    assert.equal(noDir.code, 2, noDir.stderr);
+    assert.match(noDir.stderr, /^tsfm: cannot write .*out\.csv: the directory .*no-such-dir does not exist\n$/);
+    const isDir = await run(['forecast', file, '-H', '1', '-m', 'echo-last', '-o', dir], env);
+    assert.equal(isDir.code, 2, isDir.stderr);
+    assert.match(isDir.stderr, /it is a directory/);
+    assert.equal(await requests(), before);
   });
 
   test('logout --revoke revokes the saved key and forgets it', async () => {
