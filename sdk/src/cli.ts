@@ -13,7 +13,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_BASE_URL, MAX_PER_CALL, normalizeBaseUrl, TsfmClient, type ForecastParameters } from './client.ts';
 import { AuthenticationError, TsfmError } from './errors.ts';
-import { anomalyRows, anomalyRowsToCsv, forecastRows, InputError, inferFrequency, parseSeries, rowsToCsv } from './tabular.ts';
+import { alignSeries, anomalyRows, anomalyRowsToCsv, forecastRows, InputError, parseSeries, rowsToCsv, type SeriesSet } from './tabular.ts';
 
 const VERSION = '0.1.0';
 
@@ -185,6 +185,27 @@ function progressReporter(total: number, io: Io): ((done: number, all: number) =
   return (done, all) => {
     if (done > 0) io.err(`forecast: ${done}/${all} series\n`);
   };
+}
+
+/**
+ * The series on their grid (a missing date is a null value, not a dropped step) and the frequency
+ * to send; says on stderr what was inferred or filled.
+ */
+function aligned(parsed: SeriesSet, given: string | undefined, io: Io): { set: SeriesSet; freq: string | undefined } {
+  const a = alignSeries(parsed, given?.trim() || undefined);
+  if (a.inferred) io.err(`frequency inferred from ds: ${a.frequency} (--freq to override)\n`);
+  if (a.irregular) io.err('the ds steps are irregular: pass --freq for forecast timestamps (rows get step numbers)\n');
+  if (a.filled.length > 0) {
+    const count = a.filled.reduce((n, f) => n + f.count, 0);
+    const which = a.filled.slice(0, 5).map((f) => `${f.id} (${f.count})`);
+    const more = a.filled.length > 5 ? ` and ${a.filled.length - 5} more series` : '';
+    const what = a.set.index ? 'step number' : 'date';
+    io.err(`filled ${count} missing ${what}${count === 1 ? '' : 's'} with null: ${which.join(', ')}${more}\n`);
+    for (const f of a.filled.filter((x) => x.count > x.total - x.count).slice(0, 5)) {
+      io.err(`  series ${f.id}: ${f.count} of its ${f.total} steps are empty: do its ds follow another frequency? (forecast it apart, or pass --freq)\n`);
+    }
+  }
+  return { set: a.set, freq: a.frequency ?? undefined };
 }
 
 function buildProgram(io: Io): Command {
@@ -359,16 +380,7 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
         if (o.output) checkWritable(o.output);
         const ext = (p: string | undefined) => (p ? extname(p).slice(1).toLowerCase() : '');
         const inFormat = o.inputFormat ?? (ext(file) === 'json' ? 'json' : ext(file) === 'csv' ? 'csv' : 'auto');
-        const set = parseSeries(await readText(file), inFormat);
-        let freq = o.freq;
-        if (!freq && set.stamps && set.stamps.length > 0) {
-          freq = inferFrequency(set) ?? undefined;
-          io.err(
-            freq
-              ? `frequency inferred from ds: ${freq} (--freq to override)\n`
-              : 'the ds steps are irregular: pass --freq for forecast timestamps (rows get step numbers)\n',
-          );
-        }
+        const { set, freq } = aligned(parseSeries(await readText(file), inFormat), o.freq, io);
         const parameters: ForecastParameters = { prediction_length: o.horizon, quantile_levels: o.quantiles, ...(freq ? { frequency: freq } : {}) };
         const onProgress = progressReporter(set.inputs.length, io);
         const chunking = { concurrency: o.concurrency, ...(onProgress ? { onProgress } : {}) };
@@ -380,7 +392,7 @@ Example: tsfm forecast sales.csv --model auto-ets --horizon 12 --freq MS > forec
               )
             ).result
           : await c.forecastMany({ model: o.model, inputs: set.inputs, parameters }, chunking);
-        const rows = forecastRows(set.ids, response, set.dateOnly);
+        const rows = forecastRows(set.ids, response, set.dateOnly, set.index);
         const outFormat = o.format ?? (ext(o.output) === 'json' ? 'json' : 'csv');
         const text = outFormat === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : rowsToCsv(rows, response.quantile_levels);
         if (o.output) {
@@ -435,8 +447,7 @@ Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
           format?: 'csv' | 'json';
         },
       ) => {
-        const set = parseSeries(await readText(file), 'auto');
-        const freq = o.freq ?? (set.stamps && set.stamps.length > 0 ? (inferFrequency(set) ?? undefined) : undefined);
+        const { set, freq } = aligned(parseSeries(await readText(file), 'auto'), o.freq, io);
         const response = await client().detectAnomalies({
           // Univariate series here: parseSeries gives one value per step.
           inputs: set.inputs.map((x) => ({ target: (x.target ?? []) as (number | null)[], ...(x.start ? { start: x.start } : {}) })),
@@ -448,7 +459,7 @@ Example: tsfm anomalies load.csv --level 99 --freq h --only-anomalies`,
           ...(o.detectionSize ? { detection_size: o.detectionSize } : {}),
           ...(freq ? { frequency: freq } : {}),
         });
-        const rows = anomalyRows(set.ids, response, set.dateOnly).filter((r) => !o.onlyAnomalies || r.anomaly);
+        const rows = anomalyRows(set.ids, response, set.dateOnly, set.index).filter((r) => !o.onlyAnomalies || r.anomaly);
         io.err(`${response.anomaly_count} anomal${response.anomaly_count === 1 ? 'y' : 'ies'}, ${response.cost_credits} credits\n`);
         io.out(o.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : anomalyRowsToCsv(rows));
       },

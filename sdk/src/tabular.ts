@@ -7,6 +7,7 @@
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { DetectAnomaliesResponse, ForecastInput, ForecastResponse } from './client.ts';
+import { gridIndexes, inferFrequency as inferFromTimes, parseFrequency, parseTime } from './frequency.ts';
 
 export class InputError extends Error {
   override readonly name = 'InputError';
@@ -18,8 +19,14 @@ export interface SeriesSet {
   ids: string[];
   /** Every ds was a plain date (YYYY-MM-DD): midnight timestamps are printed as dates too. */
   dateOnly?: boolean;
-  /** The sorted ds of each series, when the input had them. */
+  /** The sorted ds of each series, when the input had dates. */
   stamps?: string[][];
+  /** Those ds as epoch milliseconds (an ISO date without an offset is UTC, as the service reads it). */
+  times?: number[][];
+  /** The sorted ds of each series when every ds was a whole number (Nixtla/M4 style step numbers). */
+  steps?: number[][];
+  /** Whole-number ds after alignSeries: step k of series i (of `length`) is `first + k * step`. */
+  index?: { first: number; step: number; length: number }[];
 }
 
 const MISSING = new Set(['', 'na', 'nan', 'null', 'none']);
@@ -45,7 +52,12 @@ interface Row {
   where: string;
 }
 
-/** Groups long-format rows by unique_id (first-seen order), each sorted by ds. */
+const WHOLE = /^[+-]?\d+$/;
+
+/**
+ * Groups long-format rows by unique_id (first-seen order), each sorted by ds. ds are ISO 8601 dates
+ * or date-times, or all whole numbers (step numbers, as in Nixtla's M4 files: `1`, `2`, …).
+ */
 function group(rows: Row[]): SeriesSet {
   const byId = new Map<string, Row[]>();
   for (const r of rows) {
@@ -53,16 +65,27 @@ function group(rows: Row[]): SeriesSet {
     if (list) list.push(r);
     else byId.set(r.id, [r]);
   }
+  const withDs = rows.filter((r) => r.ds !== null);
+  const whole = withDs.length > 0 && withDs.every((r) => WHOLE.test(r.ds ?? ''));
+  if (!whole && withDs.some((r) => WHOLE.test(r.ds ?? ''))) {
+    const [n, d] = [withDs.find((r) => WHOLE.test(r.ds ?? '')), withDs.find((r) => !WHOLE.test(r.ds ?? ''))];
+    throw new InputError(`ds mixes whole numbers (${n?.where}: ${n?.ds}) and dates (${d?.where}: ${JSON.stringify(d?.ds).slice(0, 60)})`);
+  }
   const inputs: ForecastInput[] = [];
   const ids: string[] = [];
   const stamps: string[][] = [];
+  const times: number[][] = [];
+  const steps: number[][] = [];
   for (const [id, list] of byId) {
     const dated = list.every((r) => r.ds !== null);
     if (!dated && list.some((r) => r.ds !== null)) throw new InputError(`series ${id}: some rows have a ds and some do not`);
     if (dated) {
       const keyed = list.map((r) => {
-        const t = Date.parse(r.ds ?? '');
-        if (Number.isNaN(t)) throw new InputError(`${r.where}: ds is not a date: ${JSON.stringify(r.ds).slice(0, 60)}`);
+        const t = whole ? Number(r.ds) : parseTime(r.ds ?? '');
+        if (Number.isNaN(t) || (whole && !Number.isSafeInteger(t)))
+          throw new InputError(
+            `${r.where}: ds is not an ISO 8601 date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS) nor a step number: ${JSON.stringify(r.ds).slice(0, 60)}`,
+          );
         return { r, t };
       });
       keyed.sort((a, b) => a.t - b.t);
@@ -71,14 +94,19 @@ function group(rows: Row[]): SeriesSet {
         if (a && b && a.t === b.t) throw new InputError(`series ${id}: ds ${b.r.ds} appears twice (${a.r.where} and ${b.r.where})`);
       }
       list.splice(0, list.length, ...keyed.map((k) => k.r));
+      if (whole) steps.push(keyed.map((k) => k.t));
+      else {
+        stamps.push(list.map((r) => r.ds ?? ''));
+        times.push(keyed.map((k) => k.t));
+      }
     }
     ids.push(id);
-    if (dated) stamps.push(list.map((r) => r.ds ?? ''));
-    inputs.push({ target: list.map((r) => r.y), item_id: id, ...(dated ? { start: list[0]?.ds ?? null } : {}) });
+    inputs.push({ target: list.map((r) => r.y), item_id: id, ...(dated && !whole ? { start: list[0]?.ds ?? null } : {}) });
   }
   if (inputs.length === 0) throw new InputError('the input holds no series');
+  if (whole) return { inputs, ids, steps };
   const dateOnly = rows.length > 0 && rows.every((r) => r.ds !== null && /^\d{4}-\d{2}-\d{2}$/.test(r.ds));
-  return { inputs, ids, dateOnly, stamps };
+  return { inputs, ids, dateOnly, stamps, times };
 }
 
 function fromCsv(text: string): SeriesSet {
@@ -145,59 +173,97 @@ function fromJson(text: string): SeriesSet {
   throw new InputError('JSON input must be an array of numbers, an array of {unique_id, ds, y} records, {target, start} or {inputs: [...]}');
 }
 
-const SECOND = 1000;
-const FIXED: [number, string][] = [
-  [7 * 86_400 * SECOND, 'W'],
-  [86_400 * SECOND, 'D'],
-  [3600 * SECOND, 'h'],
-  [60 * SECOND, 'min'],
-  [SECOND, 's'],
-];
-
 /**
- * The pandas-style frequency of the first series with at least 3 timestamps, when its steps are
- * regular: fixed steps (`D`, `2h`, `15min`, `W`), or month/quarter/year starts (`MS`, `QS`, `YS`)
- * or ends (`M`, `Q`, `Y`); null when the steps are irregular or there are no timestamps.
+ * The pandas-style frequency the ds of a set of series follow, missing dates allowed (see
+ * frequency.ts inferFrequency): `D`, `2h`, `W`, `B`, `MS`, `M`, `QS`, `QS-FEB`, `Q-NOV`, `YS`,
+ * `YS-JUL`, `Y-JUN`, …; null when the steps are irregular, no series has 3 ds, or there are none.
  */
 export function inferFrequency(set: SeriesSet): string | null {
-  const stamps = set.stamps?.find((s) => s.length >= 3);
-  return stamps ? frequencyOf(stamps) : null;
+  return set.times ? inferFromTimes(set.times) : null;
 }
 
-/** The frequency of one series' sorted timestamps (see inferFrequency). */
+/** The frequency of one series' sorted ISO timestamps (see inferFrequency). */
 export function frequencyOf(stamps: string[]): string | null {
-  if (stamps.length < 3) return null;
-  const t = stamps.map((s) => Date.parse(s));
-  if (t.some(Number.isNaN)) return null;
-  return calendarFrequency(t) ?? fixedFrequency(t);
+  const t = stamps.map(parseTime);
+  return t.some(Number.isNaN) ? null : inferFromTimes([t]);
 }
 
-/** Month, quarter or year starts or ends (checked first: Jul 1, Aug 1, Sep 1 is MS, not 31D). */
-function calendarFrequency(t: number[]): string | null {
-  const dates = t.map((x) => new Date(x));
-  const midnight = dates.every((d) => d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0 && d.getUTCMilliseconds() === 0);
-  if (!midnight) return null;
-  const starts = dates.every((d) => d.getUTCDate() === 1);
-  const ends = dates.every((d) => new Date(d.getTime() + 86_400 * SECOND).getUTCDate() === 1);
-  if (!starts && !ends) return null;
-  const monthIndex = dates.map((d) => d.getUTCFullYear() * 12 + d.getUTCMonth());
-  const k = (monthIndex[1] ?? 0) - (monthIndex[0] ?? 0);
-  if (k < 1 || !monthIndex.slice(1).every((m, i) => m - (monthIndex[i] ?? 0) === k)) return null;
-  const suffix = starts ? 'S' : '';
-  if (k % 12 === 0) return `${k === 12 ? '' : k / 12}Y${suffix}`;
-  if (k % 3 === 0) return `${k === 3 ? '' : k / 3}Q${suffix}`;
-  return `${k === 1 ? '' : k}M${suffix}`;
+export interface Alignment {
+  /** The series with one value per step of their grid: null where the input had no row. */
+  set: SeriesSet;
+  /** The frequency to send: the one given, else the inferred one, else null. */
+  frequency: string | null;
+  /** The frequency was inferred from the ds (not given). */
+  inferred: boolean;
+  /** Dated series whose ds follow no frequency (none given): sent without one, rows get step numbers. */
+  irregular: boolean;
+  /** Missing steps filled with null, per series that had some. */
+  filled: { id: string; count: number; total: number }[];
 }
 
-/** Equal steps of whole weeks, days, hours, minutes or seconds. */
-function fixedFrequency(t: number[]): string | null {
-  const steps = t.slice(1).map((x, i) => x - (t[i] ?? 0));
-  const first = steps[0] ?? 0;
-  if (first <= 0 || !steps.every((d) => d === first)) return null;
-  for (const [unit, code] of FIXED) {
-    if (first % unit === 0) return first === unit ? code : `${first / unit}${code}`;
+/** Most empty steps filling may add (beyond that, the frequency is surely not the data's). */
+const MAX_FILL = 100_000;
+
+const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
+
+/**
+ * Puts every series on its grid so that no step is silently dropped: a date (or step number)
+ * missing between two rows becomes a null value, which the service accepts, so the forecast
+ * continues after the last real step. Dates follow `given` (--freq) or the frequency inferred from
+ * all series; a ds off that grid is an InputError naming it. Step numbers step by the greatest
+ * common divisor of their differences.
+ */
+export function alignSeries(set: SeriesSet, given?: string): Alignment {
+  const filled: Alignment['filled'] = [];
+  const observed = set.inputs.reduce((n, x) => n + (x.target?.length ?? 0), 0);
+  const budget = Math.max(MAX_FILL, 10 * observed);
+  const place = (k: number, index: number[], target: (number | null)[]) => {
+    const n = (index.at(-1) ?? -1) + 1;
+    const out: (number | null)[] = new Array(n).fill(null);
+    index.forEach((at, j) => {
+      out[at] = target[j] ?? null;
+    });
+    const id = set.ids[k] ?? String(k);
+    if (n > index.length) filled.push({ id, count: n - index.length, total: n });
+    return out;
+  };
+  const tooMany = (what: string) =>
+    new InputError(`filling the missing steps on the ${what} grid would add more than ${budget} empty values (to ${observed} given): is the frequency right?`);
+
+  if (set.steps) {
+    let step = 0;
+    for (const s of set.steps) for (let i = 1; i < s.length; i++) step = gcd(step, (s[i] as number) - (s[i - 1] as number));
+    step ||= 1;
+    const index = set.steps.map((s) => s.map((v) => (v - (s[0] ?? 0)) / step));
+    if (index.reduce((n, ix) => n + (ix.at(-1) ?? -1) + 1 - ix.length, 0) > budget) throw tooMany(`step ${step}`);
+    const inputs = set.inputs.map((x, k) => ({ ...x, target: place(k, index[k] ?? [], (x.target ?? []) as (number | null)[]) }));
+    const first = inputs.map((x, k) => ({ first: set.steps?.[k]?.[0] ?? 0, step, length: x.target.length }));
+    return { set: { ...set, inputs, index: first }, frequency: given ?? null, inferred: false, irregular: false, filled };
   }
-  return null;
+  if (!set.times) return { set, frequency: given ?? null, inferred: false, irregular: false, filled };
+  const code = given ?? inferFromTimes(set.times);
+  if (!code) return { set, frequency: null, inferred: false, irregular: true, filled };
+  const freq = parseFrequency(code);
+  // A code unknown here goes as given: the service answers it with the list of accepted codes.
+  if (!freq) return { set, frequency: code, inferred: !given, irregular: false, filled };
+  let left = budget;
+  const inputs = set.inputs.map((x, k) => {
+    const times = set.times?.[k] ?? [];
+    const stamps = set.stamps?.[k] ?? [];
+    const at = gridIndexes(times, freq, times.length + left);
+    if (!at.ok && 'tooLong' in at) throw tooMany(code);
+    if (!at.ok) {
+      const where = at.at === 0 ? 'is not on it' : `is off the grid that starts at ${stamps[0]}`;
+      throw new InputError(
+        `series ${set.ids[k]}: ds ${stamps[at.at]} ${where} (frequency ${code}${given ? ', from --freq' : ''}: expected ${new Date(at.expected).toISOString()}); ` +
+          (given ? 'check --freq, or leave it out to infer the frequency' : 'pass --freq'),
+      );
+    }
+    left -= (at.index.at(-1) ?? -1) + 1 - at.index.length;
+    if (left < 0) throw tooMany(code);
+    return { ...x, target: place(k, at.index, (x.target ?? []) as (number | null)[]) };
+  });
+  return { set: { ...set, inputs }, frequency: code, inferred: !given, irregular: false, filled };
 }
 
 /** Reads series from CSV or JSON text (`auto` looks at the first character). */
@@ -214,9 +280,17 @@ export function quantileColumn(level: number): string {
 export type OutputRow = Record<string, string | number | null>;
 
 /** One row per series and step: unique_id, ds (the step number when the API has no timestamps), mean, q…. */
-export function forecastRows(ids: string[], response: Pick<ForecastResponse, 'outputs' | 'quantile_levels'>, dateOnly = false): OutputRow[] {
+export function forecastRows(
+  ids: string[],
+  response: Pick<ForecastResponse, 'outputs' | 'quantile_levels'>,
+  dateOnly = false,
+  index?: SeriesSet['index'],
+): OutputRow[] {
   const rows: OutputRow[] = [];
-  const ds = (t: string | undefined, j: number) => {
+  const ds = (t: string | undefined, j: number, i: number) => {
+    // Step-number ds continue after the last one: first + (length + j) × step.
+    const ix = index?.[i];
+    if (ix) return ix.first + (ix.length + j) * ix.step;
     if (t === undefined) return j + 1;
     const midnight = dateOnly ? /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?Z$/.exec(t) : null;
     return midnight?.[1] ?? t;
@@ -225,7 +299,7 @@ export function forecastRows(ids: string[], response: Pick<ForecastResponse, 'ou
     const id = ids[i] ?? `${DEFAULT_ID}_${i + 1}`;
     const byLevel = new Map((out.quantile_predictions ?? []).map((q) => [q.level, q.values]));
     out.mean.forEach((step, j) => {
-      const row: OutputRow = { unique_id: id, ds: ds(out.timestamps?.[j], j), mean: step[0] ?? null };
+      const row: OutputRow = { unique_id: id, ds: ds(out.timestamps?.[j], j, i), mean: step[0] ?? null };
       for (const level of response.quantile_levels) row[quantileColumn(level)] = byLevel.get(level)?.[j]?.[0] ?? null;
       rows.push(row);
     });
@@ -249,8 +323,8 @@ export interface AnomalyRow {
   anomaly: boolean;
 }
 
-/** One row per scored point of each series (first variate), its ds the timestamp or the step number (1-based). */
-export function anomalyRows(ids: string[], response: Pick<DetectAnomaliesResponse, 'outputs'>, dateOnly = false): AnomalyRow[] {
+/** One row per scored point of each series (first variate), its ds the timestamp, the input's step number, or the step (1-based). */
+export function anomalyRows(ids: string[], response: Pick<DetectAnomaliesResponse, 'outputs'>, dateOnly = false, index?: SeriesSet['index']): AnomalyRow[] {
   const rows: AnomalyRow[] = [];
   response.outputs.forEach((out, i) => {
     const id = ids[i] ?? `${DEFAULT_ID}_${i + 1}`;
@@ -259,7 +333,7 @@ export function anomalyRows(ids: string[], response: Pick<DetectAnomaliesRespons
       const midnight = t && dateOnly ? /^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?Z$/.exec(t) : null;
       rows.push({
         unique_id: id,
-        ds: midnight?.[1] ?? t ?? out.start_index + k + 1,
+        ds: midnight?.[1] ?? t ?? (index?.[i] ? (index[i]?.first ?? 0) + (out.start_index + k) * (index[i]?.step ?? 1) : out.start_index + k + 1),
         value: out.value[k]?.[0] ?? null,
         expected: out.expected[k]?.[0] ?? null,
         lower: out.lower[k]?.[0] ?? null,

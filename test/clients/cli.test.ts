@@ -172,6 +172,82 @@ describe('tsfm CLI as a process against the real server', () => {
     assert.equal(rows[0]?.q10, String(6 + (0.1 - 0.5)));
   });
 
+  test('forecast dates: fiscal years, quarters off January and year-ends in June keep their anchor', async () => {
+    const cases: [string, string, string[]][] = [
+      ['2020-07-01,2021-07-01,2022-07-01,2023-07-01', 'YS-JUL', ['2024-07-01', '2025-07-01']],
+      ['2020-02-01,2020-05-01,2020-08-01,2020-11-01', 'QS-FEB', ['2021-02-01', '2021-05-01']],
+      ['2021-06-30,2022-06-30,2023-06-30', 'Y-JUN', ['2024-06-30', '2025-06-30']],
+      ['2021-02-28,2021-05-31,2021-08-31', 'Q-NOV', ['2021-11-30', '2022-02-28']],
+    ];
+    for (const [dates, code, expected] of cases) {
+      const r = await run(
+        ['forecast', '-', '-H', '2', '-m', 'echo-last'],
+        env,
+        `ds,y\n${dates
+          .split(',')
+          .map((d, i) => `${d},${i}`)
+          .join('\n')}\n`,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`frequency inferred from ds: ${code} `));
+      assert.deepEqual(
+        (parse(r.stdout, { columns: true }) as Record<string, string>[]).map((x) => x.ds),
+        expected,
+        code,
+      );
+    }
+  });
+
+  test('forecast: a missing date is a null step (said on stderr), so the forecast comes after the last date', async () => {
+    const gaps = 'unique_id,ds,y\na,2024-01-01,1\na,2024-01-02,2\na,2024-01-03,3\nb,2024-01-01,1\nb,2024-01-03,3\nb,2024-01-04,4\n';
+    const r = await run(['forecast', '-', '-H', '1', '-m', 'echo-last'], env, gaps);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /frequency inferred from ds: D /);
+    assert.match(r.stderr, /filled 1 missing date with null: b \(1\)/);
+    assert.deepEqual(
+      (parse(r.stdout, { columns: true }) as Record<string, string>[]).map((x) => [x.unique_id, x.ds, x.mean]),
+      [
+        ['a', '2024-01-04', '3'],
+        ['b', '2024-01-05', '4'],
+      ],
+    );
+    // The first series decides nothing on its own: its gap is filled on the grid of all of them.
+    const first = await run(
+      ['forecast', '-', '-H', '1', '-m', 'echo-last', '--format', 'json'],
+      env,
+      'unique_id,ds,y\nb,2024-01-01,1\nb,2024-01-03,3\nb,2024-01-04,4\n',
+    );
+    assert.equal((JSON.parse(first.stdout) as { ds: string }[])[0]?.ds, '2024-01-05', first.stderr);
+    // With --freq D a series missing 01-04 is forecast for 01-06, not for a date it already has.
+    const given = await run(
+      ['forecast', '-', '-H', '1', '-m', 'echo-last', '--freq', 'D'],
+      env,
+      'ds,y\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n2024-01-05,5\n',
+    );
+    assert.equal(given.code, 0, given.stderr);
+    assert.equal((parse(given.stdout, { columns: true }) as Record<string, string>[])[0]?.ds, '2024-01-06');
+    // A date off the given frequency's grid is refused before the call, naming it.
+    const off = await run(['forecast', '-', '-H', '1', '-m', 'echo-last', '--freq', 'MS'], env, 'ds,y\n2024-01-01,1\n2024-01-02,2\n');
+    assert.equal(off.code, 1);
+    assert.match(off.stderr, /^tsfm: input: series series: ds 2024-01-02 is off the grid that starts at 2024-01-01 \(frequency MS, from --freq/);
+  });
+
+  test('forecast: whole-number ds (Nixtla/M4 style) are step numbers, continued in the output', async () => {
+    const rows = (n: number, id = 'm1') => Array.from({ length: n }, (_, i) => `${id},${i + 1},${i + 1}`).join('\n');
+    for (const n of [12, 20]) {
+      const r = await run(['forecast', '-', '-H', '2', '-m', 'echo-last'], env, `unique_id,ds,y\n${rows(n)}\n`);
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /frequency inferred/);
+      assert.deepEqual(
+        (parse(r.stdout, { columns: true }) as Record<string, string>[]).map((x) => [x.ds, x.mean]),
+        [
+          [String(n + 1), String(n)],
+          [String(n + 2), String(n)],
+        ],
+      );
+    }
+  });
+
   test('forecast: a JSON array on stdin, JSON out, custom quantiles', async () => {
     const r = await run(['forecast', '-', '-m', 'echo-last', '-H', '3', '-q', '0.25,0.75', '--format', 'json'], env, '[1, 2, null, 4]');
     assert.equal(r.code, 0, r.stderr);
