@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseFrequency, stepTime } from '../../src/forecasting/frequency.ts';
 import { createKey, registerUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
@@ -58,10 +59,67 @@ describe('Python client (clients/python) against the real server', { skip }, () 
       assert.match(r.out, /^OK/m, r.out);
       // The live tests must really have run (not skipped for want of a server).
       assert.match(r.out, /test_more_than_64_series_are_batched_in_order_with_progress \S+ \.\.\. ok/, r.out);
+      assert.match(r.out, /test_missing_dates_are_null_steps_so_the_forecast_follows_the_last_date \S+ \.\.\. ok/, r.out);
       if (py.pandas) assert.match(r.out, /test_dataframe_in_and_out_with_inferred_frequency \S+ \.\.\. ok/, r.out);
       else assert.match(r.out, /test_dataframe_in_and_out_with_inferred_frequency \S+ \.\.\. skipped/, r.out);
     });
   }
+
+  test('tsfm_client.frequency steps every grid as the service does (the forecast continues the filled series)', () => {
+    const codes = [
+      'D',
+      '3D',
+      'B',
+      'W',
+      'W-WED',
+      'W-SUN',
+      'h',
+      '15min',
+      's',
+      'MS',
+      '2MS',
+      'M',
+      'ME',
+      'QS',
+      'QS-FEB',
+      'QS-MAR',
+      'Q',
+      'Q-NOV',
+      'QE-OCT',
+      'YS',
+      'YS-JUL',
+      'AS-JUL',
+      'Y',
+      'Y-JUN',
+      'YE-JUN',
+      'A-FEB',
+      '2YS-JUL',
+    ];
+    const starts = ['2021-02-01', '2021-02-28', '2020-07-01', '2021-06-30', '2024-01-06', '2024-02-29T10:30:00Z', '1999-12-31'];
+    const ks = [0, 1, 2, 5, 13, 40];
+    const script = [
+      'import json, sys',
+      'from tsfm_client.frequency import parse_frequency, parse_time, step_time, iso',
+      'codes, starts, ks = json.loads(sys.argv[1])',
+      'print(json.dumps({c: {s: [iso(step_time(parse_time(s), parse_frequency(c), k)) for k in ks] for s in starts} for c in codes}))',
+    ].join('\n');
+    const py = found[0]?.path ?? 'python3';
+    const r = spawnSync(py, ['-c', script, JSON.stringify([codes, starts, ks])], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', PYTHONPATH: PY_DIR },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as Record<string, Record<string, string[]>>;
+    for (const code of codes) {
+      const f = parseFrequency(code);
+      if (!f) throw new Error(`the service does not read ${code}`);
+      for (const start of starts) {
+        const t0 = new Date(start.includes('T') ? start : `${start}T00:00:00Z`);
+        const expected: string[] = ks.map((k) => stepTime(t0, f, k).toISOString());
+        assert.deepEqual(got[code]?.[start], expected, `${code} from ${start}`);
+      }
+    }
+  });
 
   test('the DataFrame path ran with some interpreter', (ctx) => {
     if (!found.some((p) => p.pandas)) ctx.skip('no python3 here imports pandas (apt-get install python3-pandas): the DataFrame path was not exercised');

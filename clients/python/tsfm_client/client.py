@@ -13,10 +13,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .errors import InvalidRequestError, TsfmError, error_for
+from .frequency import OffGrid, grid_indexes, infer_frequency, iso, parse_frequency, parse_time
 
 try:  # pandas is optional: DataFrames in and out when present, lists of dicts otherwise
     import pandas as _pd
@@ -76,13 +78,20 @@ class Client:
 
     # -- HTTP ---------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, query: Optional[Dict[str, Any]] = None) -> Any:
-        """One call to any route; returns the parsed JSON answer or raises a TsfmError."""
+        """One call to any route; returns the parsed JSON answer or raises a TsfmError (an answer that is
+        not JSON, such as a web page, is a ServiceError with code ``invalid_response``)."""
         url = self.base_url + path
         if query:
             q = {k: v for k, v in query.items() if v is not None}
             if q:
                 url += "?" + urllib.parse.urlencode(q)
-        data = None if body is None else json.dumps(body, allow_nan=False).encode("utf-8")
+        try:
+            data = None if body is None else json.dumps(body, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as e:
+            raise InvalidRequestError(
+                message=f"the body of {method} {path} cannot be sent as JSON: {e} (NaN and infinity are not JSON numbers: send None for a missing value)",
+                code="invalid_input",
+            ) from None
         headers = {"accept": "application/json", "user-agent": "tsfm-client-python/0.1.0"}
         if data is not None:
             headers["content-type"] = "application/json"
@@ -94,7 +103,19 @@ class Client:
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as res:
                     raw = res.read()
-                    return json.loads(raw) if raw else None
+                    if not raw:
+                        return None
+                    try:
+                        return json.loads(raw)
+                    except ValueError:
+                        kind = res.headers.get("content-type") or "no content type"
+                        snippet = raw[:60].decode("utf-8", "replace").strip()
+                        raise error_for(
+                            res.status,
+                            message=f"{method} {path} answered {kind}, not JSON (is base_url the service's address?): {snippet!r}",
+                            code="invalid_response",
+                            request_id=res.headers.get("x-request-id"),
+                        ) from None
             except urllib.error.HTTPError as e:
                 raw = e.read()
                 retry_after = _parse_retry_after(e.headers.get("retry-after"))
@@ -203,8 +224,11 @@ class Client:
 
         ``df``: a pandas DataFrame or a list of dicts in long format (``unique_id``, ``ds``, ``y``;
         without ``unique_id`` it is one series), a dict of columns, or a plain list of numbers.
-        ``freq``: pandas-style code (``D``, ``h``, ``W``, ``MS``, ``QS``…), inferred with pandas when
-        omitted. ``quantiles`` (e.g. ``[0.1, 0.5, 0.9]``) add columns ``<model>-q-10``…; ``level``
+        ``freq``: pandas-style code (``D``, ``h``, ``W``, ``MS``, ``QS``, ``YS-JUL``, ``Q-NOV``…), inferred
+        from the ``ds`` of all series when omitted (anchors kept: fiscal years are ``YS-JUL``, not
+        ``YS``). A date missing between two rows of a series is sent as None (a ``UserWarning`` says
+        so), so the forecast starts after the last date; a ``ds`` off the grid of ``freq`` raises
+        InvalidRequestError. Whole-number ``ds`` are step numbers (gaps filled the same way). ``quantiles`` (e.g. ``[0.1, 0.5, 0.9]``) add columns ``<model>-q-10``…; ``level``
         (e.g. ``[80, 95]``) adds ``<model>-lo-80`` / ``<model>-hi-80``. ``ensemble=True`` blends the
         best of ``models`` (default: the service's candidates) and names the column ``ensemble``.
         Series are sent ``batch_size`` (at most 64) per call, ``max_workers`` calls at once;
@@ -218,8 +242,9 @@ class Client:
         if not 1 <= batch_size <= MAX_PER_CALL:
             raise InvalidRequestError(message=f"batch_size must be from 1 to {MAX_PER_CALL}, got {batch_size}", code="invalid_input")
         series, ds_kind = _to_series(df, id_col, time_col, target_col)
-        if freq is None and ds_kind == "datetime":
-            freq = _infer_freq(series)
+        if freq is not None and not isinstance(freq, str):
+            freq = getattr(freq, "freqstr", None) or str(freq)  # a pandas offset such as pd.offsets.MonthBegin()
+        series, freq, int_step = _align(series, ds_kind, freq)
         levels, names = _levels(quantiles, level)
         column = "ensemble" if ensemble else model
         params: Dict[str, Any] = {"prediction_length": h}
@@ -247,12 +272,15 @@ class Client:
         parts = self._run_chunks(chunks, call, max_workers, on_progress, len(inputs))
         outputs = [o for p in parts for o in p["outputs"]]
         rows: List[Dict[str, Any]] = []
-        for (uid, ds, _), out in zip(series, outputs):
+        dated = True
+        for (uid, ds, ys), out in zip(series, outputs):
             by_level = {q["level"]: q["values"] for q in (out.get("quantile_predictions") or [])}
             stamps = out.get("timestamps")
+            dated = dated and bool(stamps)
             for j, step in enumerate(out["mean"]):
                 if ds_kind == "int" and ds:
-                    t: Any = int(ds[-1]) + (j + 1) * (int(ds[-1]) - int(ds[-2]) if len(ds) > 1 else 1)
+                    # step numbers continue after the last one (ys holds one value per step, gaps filled)
+                    t: Any = int(ds[0]) + (len(ys) + j) * int_step
                 elif stamps:
                     t = stamps[j]
                 else:
@@ -265,7 +293,7 @@ class Client:
         if _pd is None:
             return rows
         out_df = _pd.DataFrame(rows, columns=["unique_id", "ds", column] + [f"{column}-{n}" for n in names])
-        if ds_kind == "datetime" and len(out_df):
+        if ds_kind == "datetime" and dated and len(out_df):
             stamps_series = _pd.to_datetime(out_df["ds"], utc=True)
             out_df["ds"] = stamps_series.dt.tz_localize(None) if series_naive(df, time_col) else stamps_series
         return out_df
@@ -317,7 +345,11 @@ def _value(v: Any, where: str) -> Optional[float]:
         f = float(v)
     except (TypeError, ValueError):
         raise InvalidRequestError(message=f"{where}: y is not a number: {v!r}", code="invalid_input") from None
-    return None if math.isnan(f) else f
+    if math.isnan(f):
+        return None
+    if math.isinf(f):
+        raise InvalidRequestError(message=f"{where}: y must be a finite number, got {f}", code="invalid_input")
+    return f
 
 
 def _records(df: Any, id_col: str, time_col: str, target_col: str) -> Iterable[Dict[str, Any]]:
@@ -357,7 +389,11 @@ def _to_series(df: Any, id_col: str, time_col: str, target_col: str) -> Tuple[Li
         if kind != "none":
             if any(t is None for t, _ in rows):
                 raise InvalidRequestError(message=f"series {uid}: some rows have no ds", code="invalid_input")
-            rows.sort(key=lambda r: r[0])
+            key = (lambda r: r[0]) if kind == "int" else (lambda r: parse_time(r[0]))
+            rows.sort(key=key)
+            for a, b in zip(rows, rows[1:]):
+                if key(a) == key(b):
+                    raise InvalidRequestError(message=f"series {uid}: ds {b[0]} appears twice", code="invalid_input")
         out.append((uid, [t for t, _ in rows] if kind != "none" else [], [y for _, y in rows]))
     return out, kind
 
@@ -367,33 +403,91 @@ def _stamp(t: Any, i: int) -> Tuple[Any, str]:
         raise InvalidRequestError(message=f"row {i}: ds is not a date: {t!r}", code="invalid_input")
     if isinstance(t, int) or (hasattr(t, "dtype") and getattr(t.dtype, "kind", "") in "iu"):
         return int(t), "int"
-    if _pd is not None and isinstance(t, _pd.Timestamp):
-        return t.isoformat(), "datetime"
-    if isinstance(t, (_dt.datetime, _dt.date)):
-        return t.isoformat(), "datetime"
+    if (_pd is not None and isinstance(t, _pd.Timestamp)) or isinstance(t, (_dt.datetime, _dt.date)):
+        t = t.isoformat()
     if isinstance(t, str):
-        try:
-            _dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidRequestError(message=f"row {i}: ds is not an ISO 8601 date: {t!r}", code="invalid_input") from None
+        if parse_time(t) is None:
+            raise InvalidRequestError(message=f"row {i}: ds is not an ISO 8601 date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS): {t!r}", code="invalid_input")
         return t, "datetime"
     raise InvalidRequestError(message=f"row {i}: ds is not a date: {t!r}", code="invalid_input")
 
 
-def _infer_freq(series: List[Tuple[Any, List[Any], List[Optional[float]]]]) -> Optional[str]:
-    """The pandas frequency of the first series with 3 or more points, as a code the API accepts."""
-    if _pd is None:
-        return None
-    for _, ds, _ in series:
-        if len(ds) >= 3:
-            try:
-                f = _pd.infer_freq(_pd.DatetimeIndex(_pd.to_datetime(ds, utc=True)))
-            except (TypeError, ValueError):
-                return None
-            if f is None:
-                return None
-            # QS-OCT, YS-JAN, A-DEC…: the API takes the unanchored code; weekly anchors (W-SUN) pass as they are
-            if "-" in f and not f.startswith("W"):
-                f = f.split("-")[0]
-            return f
-    return None
+# Most empty steps filling may add (beyond that, the frequency is surely not the data's).
+_MAX_FILL = 100_000
+
+Series = List[Tuple[Any, List[Any], List[Optional[float]]]]
+
+
+def _align(series: Series, ds_kind: str, freq: Optional[str]) -> Tuple[Series, Optional[str], int]:
+    """Puts every series on its grid so that no step is silently dropped: a date (or step number)
+    missing between two rows becomes None, which the service accepts, so the forecast continues
+    after the last real step. Dates follow ``freq`` or the frequency inferred from all series (a date
+    off that grid raises InvalidRequestError naming it); step numbers step by the greatest common
+    divisor of their differences. Returns the series, the frequency to send and the step-number step."""
+    observed = sum(len(ys) for _, _, ys in series)
+    budget = max(_MAX_FILL, 10 * observed)
+    filled: List[Tuple[Any, int, int]] = []
+
+    def place(uid: Any, index: List[int], ys: List[Optional[float]]) -> List[Optional[float]]:
+        n = index[-1] + 1 if index else 0
+        out: List[Optional[float]] = [None] * n
+        for k, y in zip(index, ys):
+            out[k] = y
+        if n > len(index):
+            filled.append((uid, n - len(index), n))
+        return out
+
+    def too_many(what: str) -> InvalidRequestError:
+        return InvalidRequestError(
+            message=f"filling the missing steps on the {what} grid would add more than {budget} empty values (to {observed} given): is the frequency right?",
+            code="invalid_input",
+        )
+
+    def report(what: str) -> None:
+        if not filled:
+            return
+        count = sum(n for _, n, _ in filled)
+        which = ", ".join(f"{uid} ({n})" for uid, n, _ in filled[:5]) + (f" and {len(filled) - 5} more series" if len(filled) > 5 else "")
+        sparse = [f"{uid}: {n} of {total}" for uid, n, total in filled if n > total - n][:5]
+        hint = f"; mostly empty (do their ds follow another frequency?): {', '.join(sparse)}" if sparse else ""
+        warnings.warn(f"filled {count} missing {what}{'' if count == 1 else 's'} with None: {which}{hint}", stacklevel=4)
+
+    if ds_kind == "int":
+        step = 0
+        for _, ds, _ in series:
+            for a, b in zip(ds, ds[1:]):
+                step = math.gcd(step, b - a)
+        step = step or 1
+        index = [[(t - ds[0]) // step for t in ds] for _, ds, _ in series]
+        if sum((ix[-1] + 1 - len(ix)) if ix else 0 for ix in index) > budget:
+            raise too_many(f"step {step}")
+        out = [(uid, ds, place(uid, ix, ys)) for (uid, ds, ys), ix in zip(series, index)]
+        report("step number")
+        return out, freq, step
+    if ds_kind != "datetime":
+        return series, freq, 1
+    times = [[parse_time(t) for t in ds] for _, ds, _ in series]
+    code = freq or infer_frequency(times)  # type: ignore[arg-type]
+    f = parse_frequency(code) if code else None
+    if f is None:  # irregular without freq (rows get step numbers), or a code the service will name as unknown
+        return series, code, 1
+    left = budget
+    out = []
+    for (uid, ds, ys), ts in zip(series, times):
+        at = grid_indexes(ts, f, len(ts) + left)  # type: ignore[arg-type]
+        if at is None:
+            raise too_many(code)
+        if isinstance(at, OffGrid):
+            where = "is not on it" if at.at == 0 else f"is off the grid that starts at {ds[0]}"
+            given = ", the freq given" if freq else ""
+            fix = "check freq, or leave it out to infer the frequency" if freq else "pass freq"
+            raise InvalidRequestError(
+                message=f"series {uid}: ds {ds[at.at]} {where} (frequency {code}{given}: expected {iso(at.expected)}); {fix}",
+                code="invalid_input",
+            )
+        left -= (at[-1] + 1 - len(at)) if at else 0
+        if left < 0:
+            raise too_many(code)
+        out.append((uid, ds, place(uid, at, ys)))
+    report("date")
+    return out, code, 1

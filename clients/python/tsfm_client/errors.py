@@ -38,7 +38,8 @@ class TsfmError(Exception):
 
 
 class AuthenticationError(TsfmError):
-    """401: no credential, or a bad or revoked one."""
+    """401, or the codes ``missing_credential`` (answered with 400) and ``invalid_credential``:
+    no credential, or a bad or revoked one."""
 
 
 class BillingRequiredError(TsfmError):
@@ -62,12 +63,20 @@ class RateLimitError(TsfmError):
 
 
 class ServiceError(TsfmError):
-    """5xx (after retries for 503), a timeout, or no answer at all."""
+    """5xx (after retries for 503), a timeout, no answer at all, or an answer that is not the API's JSON."""
+
+
+# Codes about the credential whatever the status (the server answers a missing one with 400).
+_CREDENTIAL_CODES = {"missing_credential", "invalid_credential", "invalid_credentials"}
 
 
 def error_for(status: int, **kw: Any) -> TsfmError:
-    if status == 401:
+    """The typed error for an HTTP status (and, for credentials and the client's input checks, the code)."""
+    code = kw.get("code")
+    if status == 401 or code in _CREDENTIAL_CODES:
         return AuthenticationError(status=status, **kw)
+    if code == "invalid_input":
+        return InvalidRequestError(status=status, **kw)
     if status == 402:
         return BillingRequiredError(status=status, **kw)
     if status == 403:
