@@ -12,7 +12,8 @@ const prose = (s: string) => escapeHtml(s).replace(/`([^`]+)`/g, '<code>$1</code
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.4rem .6rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa}code{background:#f6f8fa;padding:0 .2rem;border-radius:3px}nav a{margin-right:1rem}td.n{text-align:right;font-variant-numeric:tabular-nums}`;
+th{background:#f6f8fa}code{background:#f6f8fa;padding:0 .2rem;border-radius:3px}nav a{margin-right:1rem}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.wrap{overflow-x:auto}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -62,9 +63,9 @@ export function errorsPage(): string {
     'Error codes',
     `<p>Every error answer is <code>{"error": "…", "code": "…", "request_id": "…"}</code>; a 422 is <code>{"detail": [{"loc", "msg", "type"}]}</code> naming each field.
 MCP tools report the same code in their error text. Quote the <code>request_id</code> (also the <code>x-request-id</code> header) when you ask for help.</p>
-<table><thead><tr><th>code</th><th>status</th><th>cause</th><th>fix</th></tr></thead><tbody>
+<div class="wrap"><table><thead><tr><th>code</th><th>status</th><th>cause</th><th>fix</th></tr></thead><tbody>
 ${rows}
-</tbody></table>`,
+</tbody></table></div>`,
   );
 }
 
@@ -143,7 +144,7 @@ export function modelsPage(models: readonly ModelEntry[], bench: BenchFigures): 
   const ett = bench.ett
     ? `<h2>${escapeHtml(bench.ett.model)} on ETT (long-horizon benchmark)</h2>
 <p>Mean squared and absolute error on the standard ETT test windows (lower is better), measured by <code>npm run bench:ttm</code>; windows per second on this machine's pool.</p>
-<table><thead><tr><th>dataset</th><th>MSE</th><th>MAE</th><th>windows/s</th></tr></thead><tbody>${bench.ett.rows.join('')}</tbody></table>`
+<div class="wrap"><table><thead><tr><th>dataset</th><th>MSE</th><th>MAE</th><th>windows/s</th></tr></thead><tbody>${bench.ett.rows.join('')}</tbody></table></div>`
     : '';
   return page(
     'Which model',
@@ -153,9 +154,9 @@ export function modelsPage(models: readonly ModelEntry[], bench: BenchFigures): 
 <p>Accuracy: sMAPE (%) and MASE on M3 (lower is better), from <code>npm run bench:m3</code>${bench.m3At ? ` (recorded ${escapeHtml(bench.m3At.slice(0, 10))})` : ''};
 speed: series per second on ${bench.speedSeries ?? 'the'} M3 monthly series, 2 workers, from <code>npm run bench:speed</code>${bench.speedAt ? ` (recorded ${escapeHtml(bench.speedAt.slice(0, 10))})` : ''}.
 Latency: this server's measured average per call, once it has served some. A dash means not measured.</p>
-<table><thead><tr><th>model</th><th>kind</th><th>description</th><th>sMAPE</th><th>MASE</th><th>series/s</th><th>latency ms</th><th>available</th></tr></thead><tbody>
+<div class="wrap"><table><thead><tr><th>model</th><th>kind</th><th>description</th><th>sMAPE</th><th>MASE</th><th>series/s</th><th>latency ms</th><th>available</th></tr></thead><tbody>
 ${rows}
-</tbody></table>
+</tbody></table></div>
 ${ett}`,
   );
 }

@@ -6,6 +6,11 @@ export interface WebConfig {
   publicBaseUrl: string;
   identityProviders: { name: string; label: string }[];
   paymentsProvider: 'none' | 'local' | 'stripe';
+  /**
+   * The request carried a session cookie (HttpOnly, so the page cannot see it): without one the
+   * app knows the visitor is signed out and does not ask /api/account/me (a 400 in the console).
+   */
+  session?: boolean;
 }
 
 /**

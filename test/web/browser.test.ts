@@ -112,6 +112,82 @@ describe(`web app in Chromium (${DB_KIND})`, { skip }, () => {
     await ctx.close();
   });
 
+  test('a visitor loads pages without a failed request in the console; the account page asks to sign in', async () => {
+    const { ctx, page, errors } = await newPage();
+    const failed: string[] = [];
+    const asked: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') failed.push(`${page.url()}: ${m.text()}`);
+    });
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/account/me') asked.push(page.url());
+    });
+    for (const path of ['/', '/models', '/playground', '/account/keys', '/verify-email']) {
+      await page.goto(path);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+    }
+    assert.deepEqual(asked, [], 'no session cookie: the app does not ask who is signed in');
+    assert.deepEqual(failed, []);
+    await page.goto('/account/keys');
+    const card = page.locator('main section.card');
+    assert.match(await card.innerText(), /^Sign in to see your API keys, usage and billing\./);
+    assert.doesNotMatch(await page.locator('main').innerText(), /needs an account/);
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  test('narrow screens: the keys table and the docs tables scroll inside their box, not the page', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-narrow-keys'));
+    await page.goto('/account/keys');
+    await page.getByLabel('Label of a new key').fill('a key with a rather long label for a phone');
+    await page.getByRole('button', { name: 'Create a key' }).click();
+    await page.getByTestId('secret').waitFor();
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const path of ['/account/keys', '/account/usage', '/docs/errors', '/docs/models']) {
+      await page.goto(path);
+      await page.locator('table').first().waitFor();
+      await page.waitForLoadState('networkidle');
+      const [scroll, inner] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+      assert.ok(scroll <= inner, `${path} is ${scroll}px wide in a ${inner}px viewport`);
+    }
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
+  test('playground errors: one alert for a reason every model shares, the field named, nothing left from before', async () => {
+    const { ctx, page, errors } = await newPage();
+    await register(page, uniqueEmail('web-pg-errors'));
+    await page.getByLabel('Model', { exact: true }).selectOption('auto-ets');
+    await page.getByRole('button', { name: 'Forecast' }).click();
+    await page.locator('section.result .uplot[data-drawn="true"]').waitFor();
+
+    // A bad quantile level: the message names the field, and the earlier result is gone.
+    await page.getByLabel('Quantile levels').fill('0.1, abc');
+    await page.getByRole('button', { name: 'Forecast' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.equal(await page.getByRole('alert').innerText(), 'Quantile levels, value 2: "abc" is not a number');
+    assert.equal(await page.locator('section.result').count(), 0, 'no result of an earlier submit beside the error');
+
+    // Both models refuse the same frequency: said once, not once per model.
+    await page.getByLabel('Quantile levels').fill('0.1, 0.9');
+    await page.getByLabel('Compare with (optional)').selectOption('theta');
+    await page.getByLabel('Frequency').fill('XYZ');
+    await page.getByRole('button', { name: 'Forecast' }).click();
+    await page.getByRole('alert').filter({ hasText: 'XYZ' }).waitFor();
+    assert.equal(await page.getByRole('alert').count(), 1);
+    assert.equal(await page.locator('section.result').count(), 0);
+
+    // The next submit's own error replaces it.
+    await page.getByLabel(/^Values/).fill('1, 2, x');
+    await page.getByRole('button', { name: 'Forecast' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Values, value 3' }).waitFor();
+    assert.equal(await page.getByRole('alert').count(), 1);
+    assert.deepEqual(errors, []);
+    await ctx.close();
+  });
+
   test('register → playground forecast with a chart → create key → usage shows the call → revoke', async () => {
     const { ctx, page, errors } = await newPage();
     await register(page, uniqueEmail('web'));

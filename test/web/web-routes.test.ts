@@ -29,6 +29,17 @@ describe(`web pages and their assets (${DB_KIND})`, () => {
     assert.deepEqual(cfg.identityProviders, []);
   });
 
+  test('the shell tells the app whether the request carried a session cookie; /favicon.ico is an empty answer', async () => {
+    const cfgOf = (text: string) => JSON.parse(/<script type="application\/json" id="tsfm-config">(.*?)<\/script>/s.exec(text)?.[1] ?? '{}');
+    const visitor = await call(t, 'GET', '/account/keys');
+    assert.equal(cfgOf(visitor.text).session, false);
+    assert.match(String(visitor.headers.vary), /cookie/i);
+    const withCookie = await call(t, 'GET', '/account/keys', { headers: { cookie: 'tsfm_session=anything' } });
+    assert.equal(cfgOf(withCookie.text).session, true);
+    const icon = await call(t, 'GET', '/favicon.ico');
+    assert.equal(icon.status, 204);
+  });
+
   test('the import map points at files the server really serves, and nothing outside them', async () => {
     const r = await call(t, 'GET', '/');
     const map = JSON.parse(/<script type="importmap">(.*?)<\/script>/s.exec(r.text)?.[1] ?? '{}') as { imports: Record<string, string> };

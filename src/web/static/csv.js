@@ -11,10 +11,10 @@ function cell(text, where) {
   return v;
 }
 
-/** Numbers separated by commas, spaces or new lines. */
-export function parseNumbers(text) {
+/** Numbers separated by commas, spaces or new lines; an error names `field` (the form's label) and the value. */
+export function parseNumbers(text, field) {
   const parts = text.split(/[\s,;]+/).filter((p) => p.length > 0);
-  return parts.map((p, i) => cell(p, `value ${i + 1}`));
+  return parts.map((p, i) => cell(p, `${field ? `${field}, ` : ''}value ${i + 1}`));
 }
 
 /** Returns [{id, start, values}] from CSV text. */

@@ -9,7 +9,7 @@ import { ForgotPage, LoginPage, RegisterPage, ResetPage } from './pages/auth.js'
 import { HomePage } from './pages/home.js';
 import { ModelsPage } from './pages/models.js';
 import { PlaygroundPage } from './pages/playground.js';
-import { ErrorBox, Notice, useAction } from './ui.js';
+import { config, ErrorBox, Notice, useAction } from './ui.js';
 
 const PAGES = {
   '/': ['Home', HomePage],
@@ -72,7 +72,9 @@ function App() {
   const path = location.pathname.replace(/\/+$/, '') || '/';
   const [user, setUser] = useState(undefined);
   useEffect(() => {
-    api.get('/api/account/me').then(setUser, () => setUser(null));
+    // Without a session cookie (the server says so in the config) there is nobody to ask about.
+    if (config.session === false) setUser(null);
+    else api.get('/api/account/me').then(setUser, () => setUser(null));
   }, []);
   const [title, Page] = pageFor(path);
   useEffect(() => {

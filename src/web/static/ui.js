@@ -42,11 +42,11 @@ export const fmt = {
   usd: (nano) => `$${(Number(nano) / 1e9).toFixed(4)}`,
 };
 
-/** The same page for a visitor who is not signed in. */
-export function SignInFirst({ what }) {
+/** The same page for a visitor who is not signed in: `what` needs an account, or a whole `sentence`. */
+export function SignInFirst({ what, sentence }) {
   const next = encodeURIComponent(location.pathname + location.search);
   return html`<section class="card">
-    <p>${what} needs an account.</p>
+    <p>${sentence ?? `${what} needs an account.`}</p>
     <p><a class="button" href=${`/login?next=${next}`}>Sign in</a> or <a href=${`/register?next=${next}`}>create an account</a>.</p>
   </section>`;
 }

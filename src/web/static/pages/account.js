@@ -274,7 +274,7 @@ const SECTIONS = [
 ];
 
 export function AccountPage({ user, path }) {
-  if (!user) return html`<h1>Account</h1><${SignInFirst} what="Your account" />`;
+  if (!user) return html`<h1>Account</h1><${SignInFirst} sentence="Sign in to see your API keys, usage and billing." />`;
   const key = path.split('/')[2] ?? 'keys';
   const [, , Section] = SECTIONS.find(([k]) => k === key) ?? SECTIONS[0];
   return html`<h1>Account</h1>

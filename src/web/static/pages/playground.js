@@ -183,11 +183,19 @@ export function PlaygroundPage({ user }) {
     setError(null);
   };
 
+  const quantileLevels = () => (levels.trim() === '' ? [] : parseNumbers(levels, 'Quantile levels'));
+  /** A new submission replaces whatever the last one showed (results and their errors alike). */
+  const clearResults = () => {
+    setResults(null);
+    setEns(null);
+    setOther(null);
+  };
+
   /** The request's inputs and parameters from the form; throws a readable error on bad input. */
   const build = () => {
-    const list = csv ? csv.series : [{ id: 'series', start: start || null, values: parseNumbers(text) }];
+    const list = csv ? csv.series : [{ id: 'series', start: start || null, values: parseNumbers(text, 'Values') }];
     if (list.length === 0 || list.every((s) => s.values.length === 0)) throw new Error('Enter some numbers or upload a CSV');
-    const quantile_levels = levels.trim() === '' ? [] : parseNumbers(levels);
+    const quantile_levels = quantileLevels();
     return {
       list,
       inputs: list.map((s) => ({ target: s.values, ...(s.start ? { start: s.start } : {}), metadata: { item_id: s.id } })),
@@ -198,14 +206,16 @@ export function PlaygroundPage({ user }) {
   const forecast = (e) => {
     e.preventDefault();
     run(async () => {
+      clearResults();
       const { list, inputs, parameters } = build();
       setSeries(list);
-      setEns(null);
-      setOther(null);
       const chosen = [model, ...(compare && compare !== model ? [compare] : [])];
       const settled = await Promise.allSettled(
         chosen.map((m) => request('POST', '/v1/forecast', { body: { model: m, inputs, parameters }, client: 'playground' })),
       );
+      // Every model refused for the same reason (the series, a parameter): say it once, above the results.
+      const reasons = new Set(settled.map((s) => (s.status === 'rejected' ? describeError(s.reason) : null)));
+      if (settled[0]?.status === 'rejected' && reasons.size === 1) throw settled[0].reason;
       const ok = settled.map((s) => (s.status === 'fulfilled' ? s.value.requestId : null));
       const credits = ok.some(Boolean) ? await creditsOf(ok.filter(Boolean)) : [];
       let k = 0;
@@ -219,10 +229,9 @@ export function PlaygroundPage({ user }) {
 
   const ensemble = () =>
     run(async () => {
+      clearResults();
       const { list, inputs, parameters } = build();
       setSeries(list);
-      setResults(null);
-      setOther(null);
       const { data } = await request('POST', '/v1/forecast/ensemble', { body: { inputs, parameters, top_n: 3 }, client: 'playground' });
       setEns(data);
     });
@@ -230,19 +239,17 @@ export function PlaygroundPage({ user }) {
   /** Anomalies, imputation or cross-validation: one call of the public API with the form's data. */
   const analyse = (m) =>
     run(async () => {
+      clearResults();
       const { list, inputs } = build();
-      const quantile_levels = levels.trim() === '' ? [] : parseNumbers(levels);
+      const quantile_levels = quantileLevels();
       const [path, body] =
         m === 'anomalies'
           ? ['/v1/detect-anomalies', anomalyBody(an, inputs, frequency)]
           : m === 'impute'
             ? ['/v1/impute', imputeBody(im, inputs, frequency)]
             : ['/v1/cross-validation', cvBody(cv, inputs, frequency, quantile_levels)];
-      setOther(null);
       const { data } = await request('POST', path, { body, client: 'playground' });
       setSeries(list);
-      setResults(null);
-      setEns(null);
       setOther({ mode: m, data });
     });
 
