@@ -9,6 +9,7 @@ import { accessSync, constants, mkdirSync, readFileSync, rmSync, statSync, write
 import { homedir, hostname } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_BASE_URL, MAX_PER_CALL, normalizeBaseUrl, TsfmClient, type ForecastParameters } from './client.ts';
@@ -105,13 +106,26 @@ async function readText(path: string | undefined): Promise<string> {
   }
 }
 
-/** Asks on the terminal; `instead` says how to give the value when there is none (a pipe, a script). */
-async function prompt(question: string, instead: string): Promise<string> {
+/**
+ * Asks on the terminal; `instead` says how to give the value when there is none (a pipe, a script).
+ * A `secret` answer is not echoed: the question is written, then what is typed is not.
+ */
+async function prompt(question: string, instead: string, secret = false): Promise<string> {
   const what = question.replace(/: $/, '');
   if (!process.stdin.isTTY) throw new UsageError(`no ${what} (no terminal to ask on): ${instead}`);
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  let muted = false;
+  const output = new Writable({
+    write(chunk, _encoding, done) {
+      if (!muted) process.stderr.write(chunk);
+      done();
+    },
+  });
+  const rl = createInterface({ input: process.stdin, output, terminal: true });
   try {
-    const answer = (await rl.question(question)).trim();
+    const asked = rl.question(question);
+    muted = secret;
+    const answer = (await asked).trim();
+    if (secret) process.stderr.write('\n');
     if (answer === '') throw new UsageError(`no ${what} given: ${instead}`);
     return answer;
   } finally {
@@ -264,7 +278,7 @@ function buildProgram(io: Io): Command {
           password = (await readText('-')).replace(/\r?\n$/, '');
           if (password === '') throw new UsageError('no password: --password-stdin read nothing from standard input');
         } else {
-          password = io.env.TSFM_PASSWORD || (await prompt('password: ', 'set TSFM_PASSWORD or pipe it with --password-stdin'));
+          password = io.env.TSFM_PASSWORD || (await prompt('password: ', 'set TSFM_PASSWORD or pipe it with --password-stdin', true));
         }
         const session = await TsfmClient.login(email, password, { baseUrl: url });
         // Each login creates its own key (labels are unique per account): the date-time tells them apart.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -367,5 +367,44 @@ describe('tsfm CLI as a process against the real server', () => {
     const r = await run(['--version'], {}, undefined, ['npx', '--no-install', 'tsfm']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), '0.1.0');
+  });
+});
+
+describe('tsfm login on a terminal', () => {
+  const hasScript = (() => {
+    try {
+      return spawnSync('script', ['--version']).status === 0;
+    } catch {
+      return false;
+    }
+  })();
+
+  test('the password typed at the prompt is not echoed', { skip: hasScript ? false : 'util-linux `script` (a pseudo-terminal) is not installed' }, async () => {
+    const out = await new Promise<string>((resolve, reject) => {
+      // `script` gives the CLI a terminal; the password is typed once the prompt shows.
+      const child = spawn('script', ['-qc', `"${process.execPath}" "${BIN}" login --email a@b.c`, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), TSFM_CONFIG: join(tmpdir(), `tsfm-${process.pid}.json`), TSFM_BASE_URL: 'http://127.0.0.1:9' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let text = '';
+      let typed = false;
+      const timer = setTimeout(() => child.kill(), 20_000);
+      child.stdout.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (!typed && text.includes('password: ')) {
+          typed = true;
+          child.stdin.write('hunter2secret\r');
+        }
+      });
+      child.on('error', reject);
+      child.on('close', () => {
+        clearTimeout(timer);
+        child.stdin.destroy();
+        resolve(text);
+      });
+    });
+    assert.match(out, /password: /);
+    assert.match(out, /cannot reach/, 'the login went on with the typed password');
+    assert.doesNotMatch(out, /hunter2secret/);
   });
 });
