@@ -62,6 +62,7 @@ const envSchema = z.object({
   INFERENCE_QUEUE: intFrom(256, 1, 100_000),
   INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  INFERENCE_ACCOUNT_QUEUE: z.coerce.number().int().min(1).max(100_000).optional(),
   INFERENCE_WORKER_RECYCLE_MB: intFrom(256, 0, 1_000_000),
   INFERENCE_WORKER_IDLE_RECYCLE_MB: intFrom(64, 0, 1_000_000),
   INFERENCE_WORKER_NICE: intFrom(10, 0, 19),
@@ -203,6 +204,8 @@ export type Config = {
     queueWaitMs: number;
     /** Jobs one account may run at once; null = half the workers (at least one). */
     accountConcurrency: number | null;
+    /** Jobs one account may have waiting for a worker; one more is 429 while other accounts are admitted. null = a quarter of maxQueue (at least one). */
+    accountQueue: number | null;
     /** A worker thread whose JavaScript heap has grown past this after a job is replaced (0: never). */
     workerRecycleBytes: number;
     /**
@@ -395,6 +398,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueue: e.INFERENCE_QUEUE,
       queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
+      accountQueue: e.INFERENCE_ACCOUNT_QUEUE ?? null,
       workerRecycleBytes: e.INFERENCE_WORKER_RECYCLE_MB * 1024 * 1024,
       workerIdleRecycleBytes: e.INFERENCE_WORKER_IDLE_RECYCLE_MB * 1024 * 1024,
       workerNice: e.INFERENCE_WORKER_NICE,

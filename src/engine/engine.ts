@@ -28,6 +28,12 @@ export interface EngineOptions {
    * account cannot occupy every worker. A timed-out job keeps its slot until its thread has exited.
    */
   tenantConcurrency?: number;
+  /**
+   * Jobs one tenant (account) may have waiting at once (default: a quarter of maxQueue, at least
+   * one); one more rejects with EngineError('share_exceeded') while other tenants' jobs are still
+   * admitted, so one account cannot fill the queue and lock the others out.
+   */
+  tenantQueue?: number;
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
@@ -115,9 +121,15 @@ export function createEngine(options: EngineOptions): Engine {
   const maxQueue = Math.max(0, options.maxQueue);
   const queueWaitMs = options.queueWaitMs ?? options.timeoutMs;
   const tenantCap = Math.max(1, options.tenantConcurrency ?? Math.ceil(poolSize / 2));
+  const tenantQueue = Math.max(1, options.tenantQueue ?? Math.ceil(maxQueue / 4));
   let running = 0;
   const runningBy = new Map<string, number>();
   const waiting: Waiter[] = [];
+  const waitingOf = (tenant: string) => {
+    let n = 0;
+    for (const w of waiting) if (w.tenant === tenant) n++;
+    return n;
+  };
   const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
   const recycleBytes = Math.max(0, options.workerRecycleBytes ?? 256 * 1024 * 1024);
   let recycled = 0;
@@ -232,6 +244,13 @@ export function createEngine(options: EngineOptions): Engine {
   /** Waits for a slot (a free thread, and room in the tenant's share); resolves to its release. */
   function admit(tenant: string | null, signal: AbortSignal | undefined): Promise<() => void> {
     if (running < poolSize && tenantFree(tenant) && waiting.length === 0) return Promise.resolve(take(tenant));
+    // The tenant's own share first: an account over it is told so (it may retry once its own jobs ran),
+    // and cannot take the room other accounts' jobs need.
+    if (tenant !== null && waitingOf(tenant) >= tenantQueue) {
+      return Promise.reject(
+        new EngineError('share_exceeded', `this account already has ${tenantQueue} jobs waiting for a model worker (its share of the queue)`),
+      );
+    }
     if (waiting.length >= maxQueue) return Promise.reject(new EngineError('busy', 'all model workers are busy and the queue is full'));
     return new Promise((resolve, reject) => {
       const leave = () => {

@@ -109,7 +109,8 @@ export interface ModelInfo {
   unavailableReason?: string;
 }
 
-export type EngineErrorKind = 'timeout' | 'busy' | 'bad_input' | 'unavailable' | 'unknown_model' | 'failed';
+/** `share_exceeded`: the tenant (account) already has its share of the queue waiting; other tenants are still admitted. */
+export type EngineErrorKind = 'timeout' | 'busy' | 'share_exceeded' | 'bad_input' | 'unavailable' | 'unknown_model' | 'failed';
 
 export class EngineError extends Error {
   readonly kind: EngineErrorKind;

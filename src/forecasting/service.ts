@@ -37,6 +37,13 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
       return new AppError('upstream_timeout', 'The model did not answer in time');
     case 'busy':
       return new AppError('upstream_unavailable', 'The inference pool is full; retry shortly', { 'retry-after': '1' });
+    case 'share_exceeded':
+      // The account's own share of the queue is used up (other accounts are still admitted): the caller's rate, not the service's state.
+      return new AppError(
+        'rate_limit_exceeded',
+        `Too many of your jobs are waiting for a model worker: ${err.message} (INFERENCE_ACCOUNT_QUEUE). Retry once some have finished, or send fewer at once`,
+        { 'retry-after': '5' },
+      );
     case 'unavailable':
       return new AppError('upstream_unavailable', err.message);
     case 'unknown_model':

@@ -90,6 +90,34 @@ describe('engine admission', () => {
     assert.equal(engine.stats?.().waiting, 0);
     await running;
   });
+
+  it("one tenant cannot fill the queue: past its share (tenantQueue) its jobs are refused while other tenants' are admitted", async () => {
+    const engine = make({ poolSize: 1, tenantConcurrency: 1, maxQueue: 8, tenantQueue: 2, timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const a = [engine.forecast(sleepJob(600), { tenant: 'a' }), engine.forecast(sleepJob(1), { tenant: 'a' }), engine.forecast(sleepJob(1), { tenant: 'a' })];
+    await new Promise((r) => setImmediate(r));
+    // a runs one and has two waiting: its share. A third waiting job of a is refused at once…
+    await assert.rejects(
+      engine.forecast(sleepJob(1), { tenant: 'a' }),
+      (e: unknown) => isEngineError('share_exceeded')(e) && /2 jobs waiting/.test((e as Error).message),
+    );
+    // …while b (and jobs without a tenant) still get in, with room left in the queue.
+    const b = engine.forecast(sleepJob(1), { tenant: 'b' });
+    assert.equal(engine.stats?.().waiting, 3);
+    assert.equal((await b).length, 1);
+    await Promise.all(a);
+    assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1, 'the share is free again once its jobs ran');
+  });
+
+  it('the default share is a quarter of the queue (at least one)', async () => {
+    const engine = make({ poolSize: 1, tenantConcurrency: 1, maxQueue: 4, timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const running = engine.forecast(sleepJob(500), { tenant: 'a' });
+    const queued = engine.forecast(sleepJob(1), { tenant: 'a' });
+    await new Promise((r) => setImmediate(r));
+    await assert.rejects(engine.forecast(sleepJob(1), { tenant: 'a' }), isEngineError('share_exceeded'));
+    await Promise.all([running, queued]);
+  });
   const naive: ForecastJob = { model: 'naive', series: [[1, 2, 3]], horizon: 2, quantileLevels: [0.5], numSamples: 0, seasonLength: null, seed: 1 };
   const counting = () => {
     const naiveImpl = impls.find((m) => m.info.id === 'naive');

@@ -185,7 +185,7 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.match(u2.body.error, /npm run models -- pull org\/slashed-model/);
   });
 
-  test('engine outcomes map to the documented errors: timeout 504, busy 503, failure 502, bad input 422', async () => {
+  test("engine outcomes map to the documented errors: timeout 504, busy 503, over the account's queue share 429, failure 502, bad input 422", async () => {
     const expected: [FakeEngine['behaviour'], number, string][] = [
       ['timeout', 504, 'upstream_timeout'],
       ['busy', 503, 'upstream_unavailable'],
@@ -198,6 +198,13 @@ describe(`forecast API contract (${DB_KIND})`, () => {
         assert.equal(r.status, status, behaviour);
         assert.equal(r.body.code, code);
       }
+      // The account's share of the engine queue is full (others are still admitted): its own rate, 429 with retry-after.
+      engine.behaviour = 'share_exceeded';
+      const over = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2] }] });
+      assert.equal(over.status, 429);
+      assert.equal(over.body.code, 'rate_limit_exceeded');
+      assert.match(over.body.error, /INFERENCE_ACCOUNT_QUEUE/);
+      assert.equal(over.headers['retry-after'], '5');
       engine.behaviour = 'bad_input';
       const r = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2] }] });
       assert.equal(r.status, 422);
