@@ -207,13 +207,18 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   const perStep = valuesPerStep(levelsRaw.length, numSamples);
   // add_history returns one fitted value per step of the context each series was fitted on.
   const historyValues = addHistory ? inputs.reduce((a, x) => a + x.variates.length * (x.variates[0]?.length ?? 0), 0) : 0;
-  const output_tokens = seriesCount * horizon * perStep + historyValues;
+  // Each output's timestamps (one per step, returned when the input has a start and the request a
+  // frequency) weigh more than a number (~27 bytes each): counted like one, in the cap and the price.
+  const timestamped = frequency ? inputs.filter((x) => x.start !== null).length : 0;
+  const timestampValues = timestamped * horizon;
+  const output_tokens = seriesCount * horizon * perStep + historyValues + timestampValues;
   if (output_tokens > limits.maxOutputValues) {
     throw new AppError(
       'request_too_large',
-      `The response would hold ${output_tokens} numbers (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
-        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)${addHistory ? ` + ${historyValues} fitted values (parameters.add_history)` : ''}); at most ${limits.maxOutputValues} are accepted. ` +
-        'Lower prediction_length, num_samples or quantile_levels, or split the inputs over several requests',
+      `The response would hold ${output_tokens} values (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
+        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)${addHistory ? ` + ${historyValues} fitted values (parameters.add_history)` : ''}` +
+        `${timestampValues > 0 ? ` + ${timestampValues} timestamps (prediction_length × ${timestamped} inputs with a start or timestamps)` : ''}); at most ${limits.maxOutputValues} are accepted. ` +
+        `Lower prediction_length, num_samples or quantile_levels${timestampValues > 0 ? ', leave out inputs[].start and timestamps (the forecast then has none)' : ''}, or split the inputs over several requests`,
     );
   }
   const input_tokens = inputs.reduce((a, x) => a + x.observedPoints, 0);
