@@ -2372,8 +2372,11 @@ export interface components {
             metered_credits: number;
             cost_nano_usd: number;
             latency_ms: number;
-            /** @constant */
-            status: "succeeded";
+            /**
+             * @description succeeded; or timed_out: the call failed and what is charged is its jobs that ran for the engine's whole time limit (each at its price)
+             * @enum {string}
+             */
+            status: "succeeded" | "timed_out";
         };
         UsageEventList: {
             events: components["schemas"]["UsageEvent"][];

@@ -9,7 +9,8 @@ import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.t
 import { matrixJson } from '../shared/json.ts';
 import { checkShapes, columnsPerTurn, observedCount } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
-import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
+import { TimeoutCharges } from '../forecasting/timed-out.ts';
+import { addUsage, checkOutputCap, JOBS_IN_FLIGHT, limited, runMetered, ZERO_USAGE } from './metered.ts';
 
 /** Gap contexts per engine job: a job of 100 auto-ets fits on long contexts could pass INFERENCE_TIMEOUT_MS. */
 export const CHUNK = 25;
@@ -236,9 +237,15 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
 }
 
 /** Runs the fits and fills every gap (linearly where neither side could be modelled); no metering. */
-export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string): Promise<ImputeResponse> {
-  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant));
-  const done = await limited(runs, 2);
+export async function executeImpute(
+  ctx: ForecastCtx,
+  req: ImputeRequestT,
+  plan: ImputePlan,
+  tenant?: string,
+  charges = new TimeoutCharges(),
+): Promise<ImputeResponse> {
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => charges.watch(executePrepared(ctx, p.prepared, undefined, tenant)));
+  const done = await limited(runs, JOBS_IN_FLIGHT);
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
   const bwd = means(plan.forward.length, plan.backward.length);
@@ -307,7 +314,7 @@ export async function runImpute<T = ImputeResponse>(
     principal,
     call,
     { model: 'impute', models, credits: plan.credits, usage: plan.usage },
-    () => executeImpute(ctx, req, plan, principal.user.id),
+    (charges) => executeImpute(ctx, req, plan, principal.user.id, charges),
     finish,
   );
 }

@@ -10,6 +10,7 @@ import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { type Frequency, timestampsJson } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
+import { RanOutOfTime, settleFailed, TimeoutCharges } from './timed-out.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
 
 export interface ForecastCtx {
@@ -119,6 +120,8 @@ export async function executePrepared(
   try {
     forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
+    // A job that ran for the whole time limit carries its price: the metered paths charge it (ADR 0039).
+    if (err instanceof EngineError && err.kind === 'timeout') throw new RanOutOfTime(creditsFor(prepared.model.pricing, prepared.usage), prepared.usage);
     throw engineFailure(err, seriesToInput);
   }
   const answered = isEncoded(forecasts) ? (forecasts.groups.length === prepared.inputs.length ? forecasts.info.length : -1) : forecasts.length;
@@ -348,15 +351,18 @@ export async function runPlanned<T>(
     credits,
     ...(inline ? { chargeAtCommit: true } : {}),
   });
+  const charges = new TimeoutCharges();
+  const t0 = performance.now();
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id, built);
+    const response = await charges.watch(executePrepared(ctx, prepared, signal, principal.user.id, built));
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });
     call.receipt?.add(charge);
     return answer;
   } catch (err) {
-    await hold.release(err instanceof Error ? err.message : 'failed');
+    // Released, unless the job ran for the engine's whole time limit: then charged (ADR 0039).
+    await settleFailed(hold, charges, err, call, credits, Math.round(performance.now() - t0));
     throw err;
   }
 }

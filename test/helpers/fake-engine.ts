@@ -8,6 +8,8 @@ import { EngineError, type Engine, type EngineJob, type ForecastJob, modelJob, t
 export class FakeEngine implements Engine {
   readonly jobs: ForecastJob[] = [];
   behaviour: 'ok' | EngineError['kind'] = 'ok';
+  /** Per model, instead of `behaviour` (one ensemble candidate times out while another answers). */
+  readonly byModel = new Map<string, 'ok' | EngineError['kind']>();
   delayMs = 0;
 
   models(): ModelInfo[] {
@@ -47,7 +49,8 @@ export class FakeEngine implements Engine {
     this.jobs.push(job);
     this.tenants.push(opts?.tenant);
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
-    if (this.behaviour !== 'ok') throw new EngineError(this.behaviour, `fake ${this.behaviour}`, 0);
+    const behaviour = this.byModel.get(job.model) ?? this.behaviour;
+    if (behaviour !== 'ok') throw new EngineError(behaviour, `fake ${behaviour}`, 0);
     return job.series.map((s) => {
       const observed = s.filter((x) => !Number.isNaN(x));
       const last = observed.at(-1) ?? 0;
