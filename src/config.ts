@@ -69,6 +69,7 @@ const envSchema = z.object({
   MEMORY_IDLE_COMPACT_MS: intFrom(1000, 0, 3_600_000),
   MEMORY_IDLE_COMPACT_MB: intFrom(64, 0, 1_000_000),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
+  INFERENCE_MAX_JOB_WORK_MS: z.coerce.number().int().min(1).max(360_000_000).optional(),
   MCP_MAX_OUTPUT_VALUES: intFrom(20_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
@@ -234,6 +235,12 @@ export type Config = {
      * answer in one JSON.stringify on the event loop, and an agent reads it as text.
      */
     mcpMaxOutputValues: number;
+    /**
+     * Largest estimated model time of one engine job (src/engine/work.ts, milliseconds of the
+     * reference core); beyond: 413 at planning. Default half of INFERENCE_TIMEOUT_MS, so that what
+     * is accepted has room for a loaded machine before the engine's time limit.
+     */
+    maxJobWorkMs: number;
   };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
@@ -404,7 +411,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workerNice: e.INFERENCE_WORKER_NICE,
     },
     memory: { idleCompactMs: e.MEMORY_IDLE_COMPACT_MS, idleCompactGrowthBytes: e.MEMORY_IDLE_COMPACT_MB * 1024 * 1024 },
-    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },
+    forecast: {
+      maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES,
+      mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES),
+      maxJobWorkMs: e.INFERENCE_MAX_JOB_WORK_MS ?? Math.floor(e.INFERENCE_TIMEOUT_MS / 2),
+    },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,

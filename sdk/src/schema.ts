@@ -1471,7 +1471,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
-            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
+            /** @description Credits per 1000 tokens. input_tokens = per series, the observed target values read, or the model's estimated time in 2 ms units when that is more (seasonal searches: docs/billing.md); output_tokens = values returned = prediction_length × series × (1 mean + quantile levels + num_samples), plus one timestamp per step of each input with a start. A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;

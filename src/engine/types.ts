@@ -39,6 +39,12 @@ export interface ForecastJob {
    * anyway (small jobs run inline, remote nodes, fakes): callers accept both.
    */
   encode?: boolean;
+  /**
+   * The estimated work the job was priced for (src/engine/work.ts, milliseconds). A model that
+   * detects a season (seasonLength null) refuses the job before fitting when the detected season
+   * makes it costlier than that. Absent: not checked (benchmarks, remote nodes).
+   */
+  workBudgetMs?: number;
 }
 
 /**

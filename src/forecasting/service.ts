@@ -101,6 +101,8 @@ export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
     ...(prepared.addHistory ? { fitted: true } : {}),
     // Fitted values (add_history) are shaped here, against each input's full length.
     ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
+    // What the job was priced for: a model detecting a season that makes it costlier refuses it (src/engine/work.ts).
+    ...(prepared.workMs > 0 ? { workBudgetMs: prepared.workMs } : {}),
   };
   return { job, seriesToInput, sortedLevels };
 }
