@@ -2535,7 +2535,7 @@ export interface components {
         /**
          * @description Too large. `code` is one of:
          *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES). Send less per request: split the series over several requests or a batch.
-         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit. Split the work into several requests within the limit named in the message.
+         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items, horizon steps or answer values, or a job whose estimated model time passes INFERENCE_MAX_JOB_WORK_MS); the message names the limit. Split the work into several requests within the limit named in the message, or shorten what it names (context_length, frequency, model).
          */
         Error413: {
             headers: {
@@ -2576,7 +2576,7 @@ export interface components {
         };
         /**
          * @description Too many requests. `code` is one of:
-         *     - `rate_limit_exceeded`: The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window. Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.
+         *     - `rate_limit_exceeded`: The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window, or has its share of the inference queue waiting (INFERENCE_ACCOUNT_QUEUE). Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.
          */
         Error429: {
             headers: {
@@ -2635,7 +2635,7 @@ export interface components {
         };
         /**
          * @description Timeout. `code` is one of:
-         *     - `upstream_timeout`: The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken. Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
+         *     - `upstream_timeout`: The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time): the job is charged its price (x-credits-charged; usage status timed_out), since the same request would run out of time again. Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
          */
         Error504: {
             headers: {

@@ -131,8 +131,9 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Send less per request: split the series over several requests or a batch.',
   },
   request_too_large: {
-    cause: 'The request asks for more work than one call may (too many series, points, batch items or horizon steps); the message names the limit.',
-    fix: 'Split the work into several requests within the limit named in the message.',
+    cause:
+      'The request asks for more work than one call may (too many series, points, batch items, horizon steps or answer values, or a job whose estimated model time passes INFERENCE_MAX_JOB_WORK_MS); the message names the limit.',
+    fix: 'Split the work into several requests within the limit named in the message, or shorten what it names (context_length, frequency, model).',
   },
   unsupported_media_type: {
     cause: 'The body’s Content-Type is not one this operation reads (JSON; a few browser form routes also take form encoding).',
@@ -148,7 +149,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).',
   },
   rate_limit_exceeded: {
-    cause: 'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window.',
+    cause:
+      'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window, or has its share of the inference queue waiting (INFERENCE_ACCOUNT_QUEUE).',
     fix: 'Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.',
   },
   internal_error: {
@@ -172,7 +174,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Retry after `Retry-After` seconds, or use another model; an operator installs missing models with `npm run models`.',
   },
   upstream_timeout: {
-    cause: 'The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken.',
+    cause:
+      'The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time): the job is charged its price (x-credits-charged; usage status timed_out), since the same request would run out of time again.',
     fix: 'Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).',
   },
 };
