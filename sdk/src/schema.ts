@@ -2635,7 +2635,7 @@ export interface components {
         };
         /**
          * @description Timeout. `code` is one of:
-         *     - `upstream_timeout`: The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time): the job is charged its price (x-credits-charged; usage status timed_out), since the same request would run out of time again. Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
+         *     - `upstream_timeout`: The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time). When its thread computed at least the time it was estimated at, the job is charged its price (x-credits-charged; usage status timed_out): the same request would run out of time again. When the server was too busy to give it that time, nothing is charged (Retry-After). Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
          */
         Error504: {
             headers: {

@@ -101,6 +101,18 @@ function inlineCost(job: EngineJob): number {
  * length (maxQueue) and in time (queueWaitMs). A waiting job starts when a thread is free and its
  * tenant runs fewer than tenantConcurrency jobs; jobs of other tenants may overtake it meanwhile.
  */
+/** CPU time a worker thread has used, in milliseconds (Worker.cpuUsage, Node 24); undefined when it cannot be read. */
+async function threadCpuMs(thread: Worker | undefined): Promise<number | undefined> {
+  const read = (thread as (Worker & { cpuUsage?: () => Promise<{ user: number; system: number }> }) | undefined)?.cpuUsage;
+  if (!thread || typeof read !== 'function') return undefined;
+  try {
+    const u = await read.call(thread);
+    return (u.user + u.system) / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Waiter {
   tenant: string | null;
   admit(release: () => void): void;
@@ -358,17 +370,28 @@ export function createEngine(options: EngineOptions): Engine {
       const { port1, port2 } = new MessageChannel();
       let thread: Worker | undefined;
       let startedAt: number | undefined;
+      // The thread's CPU time at pick-up and when the limit is reached: a timed-out job says how much
+      // of its running time it really computed (a loaded machine may have starved it).
+      let cpuAtStart: Promise<number | undefined> = Promise.resolve(undefined);
+      let cpuMs: number | undefined;
       const started = new Promise<void>((resolve) => {
         port1.once('message', (threadId: number) => {
           startedAt = Date.now();
           thread = pool.threads.find((w) => w.threadId === threadId);
+          cpuAtStart = threadCpuMs(thread);
           resolve();
         });
       });
       const timeout = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       void started.then(() => {
-        timer = setTimeout(() => timeout.abort(), options.timeoutMs);
+        timer = setTimeout(() => {
+          void Promise.all([cpuAtStart, threadCpuMs(thread)])
+            .then(([from, to]) => {
+              if (from !== undefined && to !== undefined) cpuMs = to - from;
+            })
+            .finally(() => timeout.abort());
+        }, options.timeoutMs);
       });
       const signal = opts?.signal ? AbortSignal.any([timeout.signal, opts.signal]) : timeout.signal;
       let result: WorkerResult;
@@ -385,7 +408,10 @@ export function createEngine(options: EngineOptions): Engine {
         // An aborted task's thread is being terminated; its slot is free once it has exited.
         if (thread) heapAfterJob.delete(thread);
         if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
-        if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
+        if (timeout.signal.aborted) {
+          const used = cpuMs === undefined ? '' : ` (${Math.round(cpuMs)} ms of CPU time)`;
+          throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms${used}`, undefined, undefined, cpuMs);
+        }
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {

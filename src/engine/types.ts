@@ -124,12 +124,15 @@ export class EngineError extends Error {
   readonly seriesIndex: number | undefined;
   /** For bad_input about a job setting rather than a series: which one. */
   readonly field: 'quantile_levels' | 'horizon' | undefined;
-  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number, field?: 'quantile_levels' | 'horizon') {
+  /** For timeout: the CPU time the job's thread used while it ran (ms), when the engine could read it. */
+  readonly cpuMs: number | undefined;
+  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number, field?: 'quantile_levels' | 'horizon', cpuMs?: number) {
     super(message);
     this.name = 'EngineError';
     this.kind = kind;
     this.seriesIndex = seriesIndex;
     this.field = field;
+    this.cpuMs = cpuMs;
   }
 }
 

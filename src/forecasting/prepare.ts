@@ -110,6 +110,15 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   let workMs = 0;
   let longest = 0;
   let input_tokens = 0;
+  // Series of one request mostly share a length: each length is estimated once (up to 100,000 series).
+  const workByLength = new Map<number, number>();
+  const workOf = (points: number): number => {
+    const known = workByLength.get(points);
+    if (known !== undefined) return known;
+    const w = seriesWorkMs(model.id, { points, ...workShape });
+    workByLength.set(points, w);
+    return w;
+  };
 
   let totalPoints = 0;
   const inputs: PreparedInput[] = [];
@@ -163,7 +172,7 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       for (let t = 0; t < s.length; t++) if (!Number.isNaN(s[t] as number)) n++;
       observed += n;
       minObserved = Math.min(minObserved, n);
-      const work = seriesWorkMs(model.id, { points: s.length, ...workShape });
+      const work = workOf(s.length);
       workMs += work;
       longest = Math.max(longest, s.length);
       input_tokens += Math.max(n, Math.ceil(work / WORK_MS_PER_TOKEN));

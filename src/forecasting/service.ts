@@ -122,8 +122,7 @@ export async function executePrepared(
   try {
     forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
-    // A job that ran for the whole time limit carries its price: the metered paths charge it (ADR 0039).
-    if (err instanceof EngineError && err.kind === 'timeout') throw new RanOutOfTime(creditsFor(prepared.model.pricing, prepared.usage), prepared.usage);
+    if (err instanceof EngineError && err.kind === 'timeout') throw timedOut(ctx, prepared, err);
     throw engineFailure(err, seriesToInput);
   }
   const answered = isEncoded(forecasts) ? (forecasts.groups.length === prepared.inputs.length ? forecasts.info.length : -1) : forecasts.length;
@@ -132,6 +131,24 @@ export async function executePrepared(
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
   if (isEncoded(forecasts)) return envelope(prepared, latencyMs, await encodedOutputs(prepared, forecasts, sortedLevels));
   return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+}
+
+/**
+ * A job that ran for the engine's whole time limit (ADR 0039). Charged its price (`RanOutOfTime`,
+ * which the metered paths debit) when its thread computed at least what the job was estimated at
+ * (for a model without an estimate, INFERENCE_MAX_JOB_WORK_MS), or when the engine cannot tell: the
+ * data made it costlier than its price said. A job that computed less was starved by the machine's
+ * load, not by its own work: free, like one that waited for a worker.
+ */
+function timedOut(ctx: ForecastCtx, prepared: PreparedForecast, err: EngineError): AppError {
+  const threshold = prepared.workMs > 0 ? prepared.workMs : ctx.config.forecast.maxJobWorkMs;
+  if (err.cpuMs === undefined || err.cpuMs >= threshold) return new RanOutOfTime(creditsFor(prepared.model.pricing, prepared.usage), prepared.usage);
+  return new AppError(
+    'upstream_timeout',
+    `The model did not answer within the engine's time limit: the server was too busy to give the job its time (${(err.cpuMs / 1000).toFixed(1)} s of CPU ` +
+      `of the ${(threshold / 1000).toFixed(1)} s it was estimated at). Nothing is charged; retry shortly`,
+    { 'retry-after': '5' },
+  );
 }
 
 /** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */

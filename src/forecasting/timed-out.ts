@@ -4,10 +4,11 @@ import type { Hold, Usage } from './metering.ts';
 
 /**
  * A job that ran for the engine's whole time limit (INFERENCE_TIMEOUT_MS of running time, counted
- * from the moment a worker picked it up): 504 `upstream_timeout`, and charged its price rather than
- * released (ADR 0039). The work was done, a worker was held for it, and the same request would run
- * into the limit again: free, it was 30 s of a worker for nothing, as often as asked. A job that
- * timed out waiting for a worker is `busy` (503), never this, and stays free.
+ * from the moment a worker picked it up) computing at least what it was estimated at: 504
+ * `upstream_timeout`, and charged its price rather than released (ADR 0039). The work was done, a
+ * worker was held for it, and the same request would run into the limit again: free, it was 30 s of
+ * a worker for nothing, as often as asked. A job starved by the machine's load (`timedOut` in
+ * service.ts), or one that timed out waiting for a worker (`busy`, 503), is not this and stays free.
  */
 export class RanOutOfTime extends AppError {
   readonly credits: number;

@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { createEngine, type EngineOptions } from '../../src/engine/engine.ts';
 import { MODEL_IMPLS } from '../../src/engine/registry.ts';
 import { EngineError, type Engine, type ForecastJob } from '../../src/engine/types.ts';
-import { missingFilesModel, sleepModel } from './fixtures/sleep-model.ts';
+import { missingFilesModel, sleepModel, spinModel } from './fixtures/sleep-model.ts';
 
 const workerFile = new URL('./fixtures/test-worker.ts', import.meta.url);
-const impls = [...MODEL_IMPLS, sleepModel, missingFilesModel];
+const impls = [...MODEL_IMPLS, sleepModel, spinModel, missingFilesModel];
 const sleepJob = (ms: number): ForecastJob => ({
   model: 'test-sleep',
   series: [[ms]],
@@ -77,6 +77,23 @@ describe('engine admission', () => {
     for (let i = 0; i < 100 && engine.stats?.().running !== 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(engine.stats?.(), { running: 0, waiting: 0, runningByTenant: {}, recycled: 0 });
     assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1);
+  });
+
+  it('a timed-out job says how much CPU time its thread used: a job that computed, not one that was starved or blocked (ADR 0039)', async () => {
+    const engine = make({ timeoutMs: 400, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const cpuOf = async (model: string) => {
+      const err = await engine.forecast({ ...sleepJob(20_000), model }).then(
+        () => assert.fail('not timed out'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof EngineError && err.kind === 'timeout', String(err));
+      assert.match(err.message, /ms of CPU time/);
+      return err.cpuMs as number;
+    };
+    // Blocked (the thread waits, as one starved of CPU by a loaded machine would): next to nothing.
+    assert.ok((await cpuOf('test-sleep')) < 100);
+    assert.ok((await cpuOf('test-spin')) > 0);
   });
 
   it('a caller abort while waiting leaves the queue', async () => {
