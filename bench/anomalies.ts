@@ -70,7 +70,12 @@ for (const [col, name] of [
 }
 
 const { engine } = benchEngine();
-const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
+const ctx = {
+  engine,
+  catalog: new Catalog(engine),
+  meter: unmeteredMeter,
+  config: { forecast: { maxOutputValues: 2_000_000, maxJobWorkMs: Number.POSITIVE_INFINITY } },
+};
 
 const CONFIGS: Record<string, unknown>[] = [
   { method: 'forecast', model: 'auto-ets', level: 95 },

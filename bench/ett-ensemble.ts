@@ -51,7 +51,12 @@ const detail: { scores: Record<string, number>; means: Record<string, number[]>;
 
 const { engine } = benchEngine();
 await modelsVerified(engine);
-const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
+const ctx = {
+  engine,
+  catalog: new Catalog(engine),
+  meter: unmeteredMeter,
+  config: { forecast: { maxOutputValues: 2_000_000, maxJobWorkMs: Number.POSITIVE_INFINITY } },
+};
 const caseMase = (c: (typeof cases)[number], f: readonly number[]): number => mase(c.context, c.actual, f, M);
 const scores: Record<string, number[]> = {};
 const picks = new Map<string, number>();

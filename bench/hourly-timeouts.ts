@@ -148,7 +148,12 @@ let ensemble: EnsembleRow | null = null;
 if (!values['no-ensemble']) {
   // The service's defaults (src/config.ts): INFERENCE_TIMEOUT_MS 30 s, INFERENCE_QUEUE_WAIT_MS 30 s, threads = cores.
   const engine = createEngine({ timeoutMs: TIMEOUT_S * 1000, queueWaitMs: 30_000, maxQueue: 256, modelsDir: '/nonexistent', threads: 1 });
-  const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
+  const ctx = {
+    engine,
+    catalog: new Catalog(engine),
+    meter: unmeteredMeter,
+    config: { forecast: { maxOutputValues: 2_000_000, maxJobWorkMs: Number.POSITIVE_INFINITY } },
+  };
   const failures: string[] = [];
   const members: Record<string, number> = {};
   let maxWall = 0;

@@ -70,7 +70,12 @@ function removeRun(y: number[], length: number): (number | null)[] {
 }
 
 const { engine } = benchEngine();
-const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
+const ctx = {
+  engine,
+  catalog: new Catalog(engine),
+  meter: unmeteredMeter,
+  config: { forecast: { maxOutputValues: 2_000_000, maxJobWorkMs: Number.POSITIVE_INFINITY } },
+};
 const MODELS = ['auto-ets', 'seasonal-naive'];
 
 interface Row {

@@ -45,7 +45,12 @@ const FREQ = { yearly: 'Y', quarterly: 'Q', monthly: 'M', other: 'Y' } as const;
 
 const { engine } = benchEngine();
 await modelsVerified(engine);
-const ctx = { engine, catalog: new Catalog(engine), meter: unmeteredMeter, config: { forecast: { maxOutputValues: 2_000_000 } } };
+const ctx = {
+  engine,
+  catalog: new Catalog(engine),
+  meter: unmeteredMeter,
+  config: { forecast: { maxOutputValues: 2_000_000, maxJobWorkMs: Number.POSITIVE_INFINITY } },
+};
 const forecasts: number[][] = new Array(series.length);
 /** Per series: each candidate's backtest score and final mean, and seasonal naive's backtest score (--variants). */
 const detail: { scores: Record<string, number>; means: Record<string, number[]>; yardstick: number }[] = new Array(series.length);

@@ -62,12 +62,14 @@ const envSchema = z.object({
   INFERENCE_QUEUE: intFrom(256, 1, 100_000),
   INFERENCE_QUEUE_WAIT_MS: intFrom(30_000, 10, 3_600_000),
   INFERENCE_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  INFERENCE_ACCOUNT_QUEUE: z.coerce.number().int().min(1).max(100_000).optional(),
   INFERENCE_WORKER_RECYCLE_MB: intFrom(256, 0, 1_000_000),
   INFERENCE_WORKER_IDLE_RECYCLE_MB: intFrom(64, 0, 1_000_000),
   INFERENCE_WORKER_NICE: intFrom(10, 0, 19),
   MEMORY_IDLE_COMPACT_MS: intFrom(1000, 0, 3_600_000),
   MEMORY_IDLE_COMPACT_MB: intFrom(64, 0, 1_000_000),
   FORECAST_MAX_OUTPUT_VALUES: intFrom(2_000_000, 1, 100_000_000),
+  INFERENCE_MAX_JOB_WORK_MS: z.coerce.number().int().min(1).max(360_000_000).optional(),
   MCP_MAX_OUTPUT_VALUES: intFrom(20_000, 1, 100_000_000),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(3600, 60, 86_400),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: intFrom(30, 1, 365),
@@ -204,6 +206,8 @@ export type Config = {
     queueWaitMs: number;
     /** Jobs one account may run at once; null = half the workers (at least one). */
     accountConcurrency: number | null;
+    /** Jobs one account may have waiting for a worker; one more is 429 while other accounts are admitted. null = a quarter of maxQueue (at least one). */
+    accountQueue: number | null;
     /** A worker thread whose JavaScript heap has grown past this after a job is replaced (0: never). */
     workerRecycleBytes: number;
     /**
@@ -232,6 +236,12 @@ export type Config = {
      * answer in one JSON.stringify on the event loop, and an agent reads it as text.
      */
     mcpMaxOutputValues: number;
+    /**
+     * Largest estimated model time of one engine job (src/engine/work.ts, milliseconds of the
+     * reference core); beyond: 413 at planning. Default half of INFERENCE_TIMEOUT_MS, so that what
+     * is accepted has room for a loaded machine before the engine's time limit.
+     */
+    maxJobWorkMs: number;
   };
   /** The authorization server of the MCP endpoint. */
   oauth: { accessTokenTtlMs: number; refreshTokenTtlMs: number; codeTtlMs: number; extraRedirectSchemes: ReadonlySet<string> };
@@ -401,12 +411,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueue: e.INFERENCE_QUEUE,
       queueWaitMs: e.INFERENCE_QUEUE_WAIT_MS,
       accountConcurrency: e.INFERENCE_ACCOUNT_CONCURRENCY ?? null,
+      accountQueue: e.INFERENCE_ACCOUNT_QUEUE ?? null,
       workerRecycleBytes: e.INFERENCE_WORKER_RECYCLE_MB * 1024 * 1024,
       workerIdleRecycleBytes: e.INFERENCE_WORKER_IDLE_RECYCLE_MB * 1024 * 1024,
       workerNice: e.INFERENCE_WORKER_NICE,
     },
     memory: { idleCompactMs: e.MEMORY_IDLE_COMPACT_MS, idleCompactGrowthBytes: e.MEMORY_IDLE_COMPACT_MB * 1024 * 1024 },
-    forecast: { maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES, mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES) },
+    forecast: {
+      maxOutputValues: e.FORECAST_MAX_OUTPUT_VALUES,
+      mcpMaxOutputValues: Math.min(e.MCP_MAX_OUTPUT_VALUES, e.FORECAST_MAX_OUTPUT_VALUES),
+      maxJobWorkMs: e.INFERENCE_MAX_JOB_WORK_MS ?? Math.floor(e.INFERENCE_TIMEOUT_MS / 2),
+    },
     oauth: {
       accessTokenTtlMs: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
       refreshTokenTtlMs: e.OAUTH_REFRESH_TOKEN_TTL_DAYS * 24 * 3600 * 1000,

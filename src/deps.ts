@@ -106,8 +106,19 @@ export async function createDeps(config: Config, overrides: Partial<Omit<Deps, '
 
 /** The local worker pool. */
 export function localEngine(config: Config): Engine {
-  const { workers, timeoutMs, maxQueue, queueWaitMs, accountConcurrency, modelsDir, threads, workerRecycleBytes, workerIdleRecycleBytes, workerNice } =
-    config.inference;
+  const {
+    workers,
+    timeoutMs,
+    maxQueue,
+    queueWaitMs,
+    accountConcurrency,
+    accountQueue,
+    modelsDir,
+    threads,
+    workerRecycleBytes,
+    workerIdleRecycleBytes,
+    workerNice,
+  } = config.inference;
   return createEngine({
     workerRecycleBytes,
     workerNice,
@@ -115,6 +126,7 @@ export function localEngine(config: Config): Engine {
     idleRecycleMs: config.memory.idleCompactMs,
     ...(workers !== null ? { poolSize: workers } : {}),
     ...(accountConcurrency !== null ? { tenantConcurrency: accountConcurrency } : {}),
+    ...(accountQueue !== null ? { tenantQueue: accountQueue } : {}),
     timeoutMs,
     maxQueue,
     queueWaitMs,

@@ -1471,7 +1471,7 @@ export interface components {
             multivariate: "native" | "channel_wise";
             quantiles: boolean;
             samples: boolean;
-            /** @description Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = prediction_length × series × (1 mean + quantile levels + num_samples). A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
+            /** @description Credits per 1000 tokens. input_tokens = per series, the observed target values read, or the model's estimated time in 2 ms units when that is more (seasonal searches: docs/billing.md); output_tokens = values returned = prediction_length × series × (1 mean + quantile levels + num_samples), plus one timestamp per step of each input with a start. A call costs max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits. */
             pricing: {
                 input_credits_per_1k_tokens: number;
                 output_credits_per_1k_tokens: number;
@@ -2372,8 +2372,11 @@ export interface components {
             metered_credits: number;
             cost_nano_usd: number;
             latency_ms: number;
-            /** @constant */
-            status: "succeeded";
+            /**
+             * @description succeeded; or timed_out: the call failed and what is charged is its jobs that ran for the engine's whole time limit (each at its price)
+             * @enum {string}
+             */
+            status: "succeeded" | "timed_out";
         };
         UsageEventList: {
             events: components["schemas"]["UsageEvent"][];
@@ -2534,7 +2537,7 @@ export interface components {
         /**
          * @description Too large. `code` is one of:
          *     - `payload_too_large`: The request body is larger than the server accepts (BODY_LIMIT_BYTES), or the text to ingest (pasted, uploaded or fetched from a URL) is larger than INGEST_MAX_BYTES. Send less per request: split the series over several requests or a batch, or the table over several ingests.
-         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit. Split the work into several requests within the limit named in the message.
+         *     - `request_too_large`: The request asks for more work than one call may (too many series, points, batch items, horizon steps or answer values; an ingest of too many rows, columns or series; or a job whose estimated model time passes INFERENCE_MAX_JOB_WORK_MS); the message names the limit. Split the work into several requests within the limit named in the message, or shorten what it names (context_length, frequency, model).
          */
         Error413: {
             headers: {
@@ -2575,7 +2578,7 @@ export interface components {
         };
         /**
          * @description Too many requests. `code` is one of:
-         *     - `rate_limit_exceeded`: The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window. Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.
+         *     - `rate_limit_exceeded`: The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window, or has its share of the inference queue waiting (INFERENCE_ACCOUNT_QUEUE). Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.
          */
         Error429: {
             headers: {
@@ -2634,7 +2637,7 @@ export interface components {
         };
         /**
          * @description Timeout. `code` is one of:
-         *     - `upstream_timeout`: The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken. Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
+         *     - `upstream_timeout`: The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time). When its thread computed at least the time it was estimated at, the job is charged its price (x-credits-charged; usage status timed_out): the same request would run out of time again. When the server was too busy to give it that time, nothing is charged (Retry-After). Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).
          */
         Error504: {
             headers: {

@@ -11,6 +11,7 @@ import { matrixJson } from '../shared/json.ts';
 import { maxAbs, unitOf } from '../shared/unit-scale.ts';
 import { ANOMALY_LIMITS, type DetectAnomaliesRequestT, type DetectAnomaliesResponse } from './anomaly-schemas.ts';
 import { checkShapes, columnsPerTurn } from './cross-validation.ts';
+import { TimeoutCharges } from '../forecasting/timed-out.ts';
 import { checkOutputCap, runMetered } from './metered.ts';
 
 /** Scores of one series from index `from` on: NaN where the method has no prediction (or the value is missing). */
@@ -284,8 +285,14 @@ export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReques
 }
 
 /** Runs the fit (if any) and scores every series; no metering. */
-export async function executeAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT, plan: AnomalyPlan, tenant?: string): Promise<DetectAnomaliesResponse> {
-  const fitted = plan.fit ? await executePrepared(ctx, plan.fit.prepared, undefined, tenant) : null;
+export async function executeAnomalies(
+  ctx: ForecastCtx,
+  req: DetectAnomaliesRequestT,
+  plan: AnomalyPlan,
+  tenant?: string,
+  charges = new TimeoutCharges(),
+): Promise<DetectAnomaliesResponse> {
+  const fitted = plan.fit ? await charges.watch(executePrepared(ctx, plan.fit.prepared, undefined, tenant)) : null;
   const frequency = req.frequency ? parseFrequency(req.frequency) : null;
   const outputs: DetectAnomaliesResponse['outputs'] = [];
   let total = 0;
@@ -369,7 +376,7 @@ export async function runDetectAnomalies<T = DetectAnomaliesResponse>(
     principal,
     call,
     { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage },
-    () => executeAnomalies(ctx, req, plan, principal.user.id),
+    (charges) => executeAnomalies(ctx, req, plan, principal.user.id, charges),
     finish,
   );
 }

@@ -7,14 +7,12 @@ import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.
 import { executePrepared, jobOf, matrixNumbers, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
 import { TurnBudget } from '../shared/turns.ts';
-import { checkOutputCap, limited, runMetered, totalOf } from './metered.ts';
+import { TimeoutCharges } from '../forecasting/timed-out.ts';
+import { checkOutputCap, JOBS_IN_FLIGHT, limited, runMetered, totalOf } from './metered.ts';
 import { ANALYTICS_LIMITS, type CrossValidationRequestT, type CrossValidationResponse } from './schemas.ts';
 
 type Metrics = CrossValidationResponse['results'][number]['metrics'];
 type Step = number | null | (number | null)[];
-
-/** Runs of one request on the engine at a time: the request's windows queue here, not in the shared engine queue. */
-const CONCURRENCY = 2;
 
 /**
  * 422 for targets that are not one consistent shape (all numbers, or all arrays of one width):
@@ -279,14 +277,23 @@ function scoreWindow(
 const tally = (pairs: number): Tally => ({ smape: [], mase: [], wql: [], inside: new Array(pairs).fill(0), total: new Array(pairs).fill(0) });
 
 /** Runs the planned windows (at most CONCURRENCY at a time) and scores them; no metering. */
-export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT, plan: CvPlan, tenant?: string): Promise<CrossValidationResponse> {
+export async function executeCrossValidation(
+  ctx: ForecastCtx,
+  req: CrossValidationRequestT,
+  plan: CvPlan,
+  tenant?: string,
+  charges = new TimeoutCharges(),
+): Promise<CrossValidationResponse> {
   const h = plan.horizon;
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
   const season = plan.runs[0]?.[0]?.prepared.frequency?.seasonLength ?? 1;
   const pairs = intervals(plan.levels);
   // The worker writes each window's forecast as text (sent as it is); scoring reads it back one window at a time.
-  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant, jobOf(p.prepared, true))));
-  const done = await limited(tasks, CONCURRENCY);
+  // The request's windows queue here, not in the shared engine queue.
+  const tasks = plan.runs.flatMap((windows) =>
+    windows.map((p) => () => charges.watch(executePrepared(ctx, p.prepared, undefined, tenant, jobOf(p.prepared, true)))),
+  );
+  const done = await limited(tasks, JOBS_IN_FLIGHT);
   const results: CrossValidationResponse['results'] = [];
   for (const [m, windows] of plan.runs.entries()) {
     const overall = tally(pairs.length);
@@ -349,7 +356,7 @@ export async function runCrossValidation<T = CrossValidationResponse>(
     principal,
     call,
     { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage },
-    () => executeCrossValidation(ctx, req, plan, principal.user.id),
+    (charges) => executeCrossValidation(ctx, req, plan, principal.user.id, charges),
     finish,
   );
 }

@@ -2,6 +2,7 @@ import { yieldTurn as nextTurn } from '../shared/turns.ts';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/credentials.ts';
 import { creditsFor, priceOf } from '../catalog/pricing.ts';
+import { calibrates, seriesWorkMs } from '../engine/work.ts';
 import { parseFrequency, unknownFrequencyIssue } from '../forecasting/frequency.ts';
 import type { ForecastRequestT } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, type CallInfo, type ForecastCtx, type Planned } from '../forecasting/service.ts';
@@ -9,9 +10,14 @@ import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.t
 import { matrixJson } from '../shared/json.ts';
 import { checkShapes, columnsPerTurn, observedCount } from './cross-validation.ts';
 import { IMPUTE_MAX_GAPS, type ImputeRequestT, type ImputeResponse } from './impute-schemas.ts';
-import { addUsage, checkOutputCap, limited, runMetered, ZERO_USAGE } from './metered.ts';
+import { TimeoutCharges } from '../forecasting/timed-out.ts';
+import { addUsage, checkOutputCap, JOBS_IN_FLIGHT, limited, runMetered, ZERO_USAGE } from './metered.ts';
 
-/** Gap contexts per engine job: a job of 100 auto-ets fits on long contexts could pass INFERENCE_TIMEOUT_MS. */
+/**
+ * Most gap contexts per engine job. Jobs are also cut by their estimated work (src/engine/work.ts,
+ * INFERENCE_MAX_JOB_WORK_MS): 25 auto-ets fits of 1,000 hourly points were one job of about 60 s, past
+ * the engine's time limit, so that no imputation could fill 25 single nulls of an hourly series.
+ */
 export const CHUNK = 25;
 
 /**
@@ -203,21 +209,36 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
       backwardH = Math.max(backwardH, L);
     } else backwardOf.push(-1);
   }
-  // Batched fits per direction: every gap's context is an input (CHUNK per job, so that no job runs
-  // into the engine's time limit), the horizon the longest gap.
+  // Batched fits per direction: every gap's context is an input, the horizon the longest gap. A job
+  // holds at most CHUNK contexts and at most the work one job may take (a context that alone passes
+  // it is refused by planForecast, 413), so that no job runs into the engine's time limit.
+  const season = req.frequency != null ? (parseFrequency(req.frequency)?.seasonLength ?? null) : null;
+  const context = Math.min(model.context_length, model.max_context_length);
   const plan = (targets: (number | null)[][], h: number): Planned[] => {
-    const out: Planned[] = [];
-    for (let k = 0; k < targets.length; k += CHUNK) {
-      const r: ForecastRequestT = {
+    const calibrated = calibrates({ quantileLevels: [], numSamples: 0, horizon: h });
+    const workOf = (target: readonly unknown[]) => seriesWorkMs(model.id, { points: Math.min(target.length, context), seasonLength: season, calibrated });
+    const chunks: (number | null)[][][] = [];
+    let work = 0;
+    for (const target of targets) {
+      const w = workOf(target);
+      const last = chunks.at(-1);
+      if (last && last.length < CHUNK && work + w <= ctx.config.forecast.maxJobWorkMs) {
+        last.push(target);
+        work += w;
+      } else {
+        chunks.push([target]);
+        work = w;
+      }
+    }
+    return chunks.map((inputs) =>
+      planForecast(ctx, {
         model: req.model,
-        inputs: targets.slice(k, k + CHUNK).map((target) => ({ target })),
+        inputs: inputs.map((target) => ({ target })),
         // The mean only: no quantile is billed, and the engine skips the interval calibration's refits.
         parameters: { prediction_length: h, quantile_levels: [], frequency: req.frequency ?? null },
         metadata: null,
-      };
-      out.push(planForecast(ctx, r));
-    }
-    return out;
+      } satisfies ForecastRequestT),
+    );
   };
   const forward = plan(forwardTargets, forwardH);
   const backward = plan(backwardTargets, backwardH);
@@ -236,9 +257,15 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
 }
 
 /** Runs the fits and fills every gap (linearly where neither side could be modelled); no metering. */
-export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string): Promise<ImputeResponse> {
-  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant));
-  const done = await limited(runs, 2);
+export async function executeImpute(
+  ctx: ForecastCtx,
+  req: ImputeRequestT,
+  plan: ImputePlan,
+  tenant?: string,
+  charges = new TimeoutCharges(),
+): Promise<ImputeResponse> {
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => charges.watch(executePrepared(ctx, p.prepared, undefined, tenant)));
+  const done = await limited(runs, JOBS_IN_FLIGHT);
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
   const bwd = means(plan.forward.length, plan.backward.length);
@@ -307,7 +334,7 @@ export async function runImpute<T = ImputeResponse>(
     principal,
     call,
     { model: 'impute', models, credits: plan.credits, usage: plan.usage },
-    () => executeImpute(ctx, req, plan, principal.user.id),
+    (charges) => executeImpute(ctx, req, plan, principal.user.id, charges),
     finish,
   );
 }

@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
+import { settleFailed, TimeoutCharges } from '../forecasting/timed-out.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { AppError } from '../shared/errors.ts';
@@ -46,7 +48,8 @@ export async function runMetered<R, T = R>(
   principal: Principal,
   call: CallInfo,
   charge: { model: string; models: readonly string[]; credits: number; usage: Usage },
-  work: () => Promise<R>,
+  /** Runs the engine jobs, each through `charges.watch` so that the jobs that ran out of time are charged if the call fails. */
+  work: (charges: TimeoutCharges) => Promise<R>,
   finish: (result: R) => Promise<T> | T = (r) => r as unknown as T,
 ): Promise<T> {
   for (const m of new Set(charge.models)) await ctx.meter.checkModelAccess(principal, m);
@@ -59,11 +62,13 @@ export async function runMetered<R, T = R>(
     credits: charge.credits,
   });
   const t0 = performance.now();
+  const charges = new TimeoutCharges();
   let out: T;
   try {
-    out = await finish(await work());
+    out = await finish(await work(charges));
   } catch (err) {
-    await hold.release(err instanceof Error ? err.message : 'failed');
+    // Released, but for the jobs that ran for the engine's whole time limit (ADR 0039).
+    await settleFailed(hold, charges, err, call, charge.credits, Math.round(performance.now() - t0));
     throw err;
   }
   // The settled debit goes on the call's receipt: the cost headers (REST) and _meta (MCP) read it.
@@ -71,22 +76,33 @@ export async function runMetered<R, T = R>(
   return out;
 }
 
-/** Runs the tasks at most `limit` at a time (a request's runs do not flood the engine's queue), in order. */
+/**
+ * Engine jobs one analytics call keeps in flight: the engine's default share of the threads for one
+ * account (half of them, at least one). One more would only wait behind the call's own jobs, and a
+ * wait past INFERENCE_QUEUE_WAIT_MS behind a long one was a 503 for the whole call.
+ */
+export const JOBS_IN_FLIGHT = Math.max(1, Math.ceil(availableParallelism() / 2));
+
+/**
+ * Runs the tasks at most `limit` at a time (a request's runs do not flood the engine's queue), in
+ * order. After a failure nothing new starts, and the call fails with the first error once the tasks
+ * in flight have ended, so that what they cost is known before the call is settled.
+ */
 export async function limited<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
   const out = new Array<T>(tasks.length);
   let next = 0;
-  let failed = false;
+  let failure: { err: unknown } | null = null;
   const worker = async () => {
-    while (next < tasks.length && !failed) {
+    while (next < tasks.length && !failure) {
       const k = next++;
       try {
         out[k] = await (tasks[k] as () => Promise<T>)();
       } catch (err) {
-        failed = true; // the others start nothing new: the call fails as a whole
-        throw err;
+        failure ??= { err }; // the others start nothing new: the call fails as a whole
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  if (failure) throw (failure as { err: unknown }).err;
   return out;
 }

@@ -161,7 +161,12 @@ export interface Settlement extends ChargeRequest {
   latencyMs: number;
   creditPriceNanoUsd: number;
   now: number;
+  /** How the call ended: `timed_out` when only jobs that ran out of time are charged (ADR 0039). Default succeeded. */
+  status?: UsageStatus;
 }
+
+/** A usage event's status: the call succeeded, or it failed and only its jobs that ran the engine's whole time limit were charged. */
+export type UsageStatus = 'succeeded' | 'timed_out';
 
 /** What a settlement charges: the price (at most the hold), free and metered parts, and the refund of free credits. */
 export function settlementSplit(
@@ -206,7 +211,7 @@ export function usageEventRow(
     metered_credits: split.metered,
     cost_nano_usd: split.actual * s.creditPriceNanoUsd,
     latency_ms: s.latencyMs,
-    status: 'succeeded',
+    status: s.status ?? 'succeeded',
   };
 }
 

@@ -88,6 +88,7 @@ export function createLedgerMeter(ctx: MeterCtx): Meter {
         usage: outcome.usage ?? req.usage,
         credits: outcome.credits ?? req.credits,
         latencyMs: outcome.latencyMs,
+        ...(outcome.status ? { status: outcome.status } : {}),
         creditPriceNanoUsd: ctx.config.billing.creditPriceNanoUsd,
         now: ctx.clock.now(),
       });

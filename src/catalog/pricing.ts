@@ -9,6 +9,13 @@ import type { ModelKind } from '../engine/types.ts';
  * with the default three quantile levels and no samples (4 numbers per step) costs what one step
  * cost before samples and quantiles were counted (5 and 10 credits per 1000 steps).
  */
+/**
+ * Input tokens follow the work (ADR 0039): a series counts its observed values, or its estimated
+ * model time (src/engine/work.ts) in units of this many milliseconds of the reference core when that
+ * is more. At the statistical input price a credit then buys at most 2 s of estimated model time.
+ */
+export const WORK_MS_PER_TOKEN = 2;
+
 export interface Price {
   input_credits_per_1k_tokens: number;
   output_credits_per_1k_tokens: number;

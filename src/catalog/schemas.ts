@@ -33,8 +33,9 @@ export const CatalogModelSchema = z
     pricing: z
       .object({ input_credits_per_1k_tokens: z.number(), output_credits_per_1k_tokens: z.number() })
       .describe(
-        'Credits per 1000 tokens. input_tokens = observed target values read; output_tokens = numbers returned = ' +
-          'prediction_length × series × (1 mean + quantile levels + num_samples). A call costs ' +
+        "Credits per 1000 tokens. input_tokens = per series, the observed target values read, or the model's estimated time " +
+          'in 2 ms units when that is more (seasonal searches: docs/billing.md); output_tokens = values returned = ' +
+          'prediction_length × series × (1 mean + quantile levels + num_samples), plus one timestamp per step of each input with a start. A call costs ' +
           'max(1, ceil((input_tokens × input price + output_tokens × output price) / 1000)) credits.',
       ),
     access: z.enum(['all', 'billing']),

@@ -209,7 +209,7 @@ export interface UsageEventsTable {
   metered_credits: number;
   cost_nano_usd: number;
   latency_ms: number;
-  status: 'succeeded';
+  status: 'succeeded' | 'timed_out';
 }
 
 export interface MeteredUsageOutboxTable {

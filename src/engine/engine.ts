@@ -28,6 +28,12 @@ export interface EngineOptions {
    * account cannot occupy every worker. A timed-out job keeps its slot until its thread has exited.
    */
   tenantConcurrency?: number;
+  /**
+   * Jobs one tenant (account) may have waiting at once (default: a quarter of maxQueue, at least
+   * one); one more rejects with EngineError('share_exceeded') while other tenants' jobs are still
+   * admitted, so one account cannot fill the queue and lock the others out.
+   */
+  tenantQueue?: number;
   modelsDir: string;
   /** Intra-op threads a native runtime may use inside one worker. */
   threads: number;
@@ -95,6 +101,18 @@ function inlineCost(job: EngineJob): number {
  * length (maxQueue) and in time (queueWaitMs). A waiting job starts when a thread is free and its
  * tenant runs fewer than tenantConcurrency jobs; jobs of other tenants may overtake it meanwhile.
  */
+/** CPU time a worker thread has used, in milliseconds (Worker.cpuUsage, Node 24); undefined when it cannot be read. */
+async function threadCpuMs(thread: Worker | undefined): Promise<number | undefined> {
+  const read = (thread as (Worker & { cpuUsage?: () => Promise<{ user: number; system: number }> }) | undefined)?.cpuUsage;
+  if (!thread || typeof read !== 'function') return undefined;
+  try {
+    const u = await read.call(thread);
+    return (u.user + u.system) / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Waiter {
   tenant: string | null;
   admit(release: () => void): void;
@@ -115,9 +133,15 @@ export function createEngine(options: EngineOptions): Engine {
   const maxQueue = Math.max(0, options.maxQueue);
   const queueWaitMs = options.queueWaitMs ?? options.timeoutMs;
   const tenantCap = Math.max(1, options.tenantConcurrency ?? Math.ceil(poolSize / 2));
+  const tenantQueue = Math.max(1, options.tenantQueue ?? Math.ceil(maxQueue / 4));
   let running = 0;
   const runningBy = new Map<string, number>();
   const waiting: Waiter[] = [];
+  const waitingOf = (tenant: string) => {
+    let n = 0;
+    for (const w of waiting) if (w.tenant === tenant) n++;
+    return n;
+  };
   const tenantFree = (tenant: string | null) => tenant === null || (runningBy.get(tenant) ?? 0) < tenantCap;
   const recycleBytes = Math.max(0, options.workerRecycleBytes ?? 256 * 1024 * 1024);
   let recycled = 0;
@@ -232,6 +256,13 @@ export function createEngine(options: EngineOptions): Engine {
   /** Waits for a slot (a free thread, and room in the tenant's share); resolves to its release. */
   function admit(tenant: string | null, signal: AbortSignal | undefined): Promise<() => void> {
     if (running < poolSize && tenantFree(tenant) && waiting.length === 0) return Promise.resolve(take(tenant));
+    // The tenant's own share first: an account over it is told so (it may retry once its own jobs ran),
+    // and cannot take the room other accounts' jobs need.
+    if (tenant !== null && waitingOf(tenant) >= tenantQueue) {
+      return Promise.reject(
+        new EngineError('share_exceeded', `this account already has ${tenantQueue} jobs waiting for a model worker (its share of the queue)`),
+      );
+    }
     if (waiting.length >= maxQueue) return Promise.reject(new EngineError('busy', 'all model workers are busy and the queue is full'));
     return new Promise((resolve, reject) => {
       const leave = () => {
@@ -339,17 +370,28 @@ export function createEngine(options: EngineOptions): Engine {
       const { port1, port2 } = new MessageChannel();
       let thread: Worker | undefined;
       let startedAt: number | undefined;
+      // The thread's CPU time at pick-up and when the limit is reached: a timed-out job says how much
+      // of its running time it really computed (a loaded machine may have starved it).
+      let cpuAtStart: Promise<number | undefined> = Promise.resolve(undefined);
+      let cpuMs: number | undefined;
       const started = new Promise<void>((resolve) => {
         port1.once('message', (threadId: number) => {
           startedAt = Date.now();
           thread = pool.threads.find((w) => w.threadId === threadId);
+          cpuAtStart = threadCpuMs(thread);
           resolve();
         });
       });
       const timeout = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       void started.then(() => {
-        timer = setTimeout(() => timeout.abort(), options.timeoutMs);
+        timer = setTimeout(() => {
+          void Promise.all([cpuAtStart, threadCpuMs(thread)])
+            .then(([from, to]) => {
+              if (from !== undefined && to !== undefined) cpuMs = to - from;
+            })
+            .finally(() => timeout.abort());
+        }, options.timeoutMs);
       });
       const signal = opts?.signal ? AbortSignal.any([timeout.signal, opts.signal]) : timeout.signal;
       let result: WorkerResult;
@@ -366,7 +408,10 @@ export function createEngine(options: EngineOptions): Engine {
         // An aborted task's thread is being terminated; its slot is free once it has exited.
         if (thread) heapAfterJob.delete(thread);
         if (thread && thread.threadId !== -1) stopping = once(thread, 'exit').catch(() => undefined);
-        if (timeout.signal.aborted) throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms`);
+        if (timeout.signal.aborted) {
+          const used = cpuMs === undefined ? '' : ` (${Math.round(cpuMs)} ms of CPU time)`;
+          throw new EngineError('timeout', `the job ran for more than ${options.timeoutMs} ms${used}`, undefined, undefined, cpuMs);
+        }
         if (opts?.signal?.aborted) throw new EngineError('failed', 'aborted by the caller');
         throw new EngineError('failed', err instanceof Error ? err.message : String(err));
       } finally {

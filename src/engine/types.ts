@@ -39,6 +39,12 @@ export interface ForecastJob {
    * anyway (small jobs run inline, remote nodes, fakes): callers accept both.
    */
   encode?: boolean;
+  /**
+   * The estimated work the job was priced for (src/engine/work.ts, milliseconds). A model that
+   * detects a season (seasonLength null) refuses the job before fitting when the detected season
+   * makes it costlier than that. Absent: not checked (benchmarks, remote nodes).
+   */
+  workBudgetMs?: number;
 }
 
 /**
@@ -109,7 +115,8 @@ export interface ModelInfo {
   unavailableReason?: string;
 }
 
-export type EngineErrorKind = 'timeout' | 'busy' | 'bad_input' | 'unavailable' | 'unknown_model' | 'failed';
+/** `share_exceeded`: the tenant (account) already has its share of the queue waiting; other tenants are still admitted. */
+export type EngineErrorKind = 'timeout' | 'busy' | 'share_exceeded' | 'bad_input' | 'unavailable' | 'unknown_model' | 'failed';
 
 export class EngineError extends Error {
   readonly kind: EngineErrorKind;
@@ -117,12 +124,15 @@ export class EngineError extends Error {
   readonly seriesIndex: number | undefined;
   /** For bad_input about a job setting rather than a series: which one. */
   readonly field: 'quantile_levels' | 'horizon' | undefined;
-  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number, field?: 'quantile_levels' | 'horizon') {
+  /** For timeout: the CPU time the job's thread used while it ran (ms), when the engine could read it. */
+  readonly cpuMs: number | undefined;
+  constructor(kind: EngineErrorKind, message: string, seriesIndex?: number, field?: 'quantile_levels' | 'horizon', cpuMs?: number) {
     super(message);
     this.name = 'EngineError';
     this.kind = kind;
     this.seriesIndex = seriesIndex;
     this.field = field;
+    this.cpuMs = cpuMs;
   }
 }
 

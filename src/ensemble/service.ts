@@ -11,6 +11,7 @@ import { parseFrequency, sliceTimestamps } from '../forecasting/frequency.ts';
 import { resolveTimes, type PreparedForecast } from '../forecasting/prepare.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { ForecastRequestT, ForecastResponse } from '../forecasting/schemas.ts';
+import { RanOutOfTime, settleFailed, TimeoutCharges } from '../forecasting/timed-out.ts';
 import { blend, inverseScoreWeights } from './blend.ts';
 import { mase, smape, weightedQuantileLoss } from './metrics.ts';
 import type { EnsembleRequestT, EnsembleResponse } from './schemas.ts';
@@ -381,6 +382,8 @@ export async function executeEnsemble(
   ctx: ForecastCtx,
   plan: EnsemblePlan,
   tenant?: string,
+  /** Jobs that ran for the engine's whole time limit: charged (ADR 0039), with the call's answer or without one. */
+  charges = new TimeoutCharges(),
 ): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
   const t0 = performance.now();
   const req = plan.request;
@@ -391,25 +394,38 @@ export async function executeEnsemble(
   const refused: ValidationFailure[] = [];
   const run = limiter(ENSEMBLE_JOBS_IN_FLIGHT);
   const ran = new Map<string, { final: ForecastResponse; backtests: ForecastResponse[] }>();
+  /** Per candidate: the credits of its jobs that ran out of time (charged though it is dropped). */
+  const timedOut: { model: string; credits: number }[] = [];
+  let firstTimeout: RanOutOfTime | undefined;
   const settled = await Promise.all(
     plan.candidates
       .filter((c) => !c.derivedFrom)
       .map(async (c): Promise<Evaluated | null> => {
-        try {
-          const [final, ...bts] = await Promise.all([
-            // The final forecast's samples stay as the worker wrote them (only picked by the blend).
-            run(() => executeWritten(ctx, c.final, tenant)),
-            ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
-          ]);
-          ran.set(c.model, { final: final as ForecastResponse, backtests: bts });
-          const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
-          return { candidate: c, score, result: final as ForecastResponse };
-        } catch (err) {
+        const own = new TimeoutCharges();
+        // Every job of the candidate ends before it is judged: one that runs out of time later is counted too.
+        const jobs = await Promise.allSettled([
+          // The final forecast's samples stay as the worker wrote them (only picked by the blend).
+          run(() => own.watch(executeWritten(ctx, c.final, tenant))),
+          ...c.backtests.map((b) => run(() => own.watch(executePrepared(ctx, b, undefined, tenant)))),
+        ]);
+        if (own.credits > 0) {
+          timedOut.push({ model: c.model, credits: own.credits });
+          charges.credits += own.credits;
+          charges.usage = addUsage(charges.usage, own.usage);
+        }
+        const failure = jobs.find((j) => j.status === 'rejected');
+        if (failure) {
+          const err: unknown = failure.reason;
+          if (err instanceof RanOutOfTime) firstTimeout ??= err;
           failed++;
           if (err instanceof ValidationFailure) refused.push(err);
           dropped.push(`${c.model}: dropped, failed (${describe(err)})`);
           return null;
         }
+        const [final, ...bts] = jobs.map((j) => (j as PromiseFulfilledResult<ForecastResponse>).value) as [ForecastResponse, ...ForecastResponse[]];
+        ran.set(c.model, { final, backtests: bts });
+        const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
+        return { candidate: c, score, result: final };
       }),
   );
   for (const c of plan.candidates) {
@@ -442,6 +458,8 @@ export async function executeEnsemble(
   if (evaluated.length === 0) {
     // Every candidate refused the input itself (values past the double range, ...): the caller's 422.
     if (failed > 0 && refused.length === failed) throw refused[0]!;
+    // Every candidate ran out of time: the 504 of one, charged with all of them (runEnsemble).
+    if (failed > 0 && timedOut.length === failed && firstTimeout) throw firstTimeout;
     throw new AppError('upstream_empty', `Every candidate failed: ${dropped.join('; ')}`);
   }
   evaluated.sort((a, b) => a.score - b.score || a.candidate.model.localeCompare(b.candidate.model));
@@ -462,8 +480,9 @@ export async function executeEnsemble(
   const weights = shrunkWeights(members.map((m) => m.score));
   const weightOf = new Map(members.map((m, k) => [m.candidate.model, weights[k] as number]));
 
-  const credits = evaluated.reduce((a, e) => a + e.candidate.credits, 0);
-  const usage = evaluated.reduce((a, e) => addUsage(a, e.candidate.usage), ZERO);
+  // What the answer's candidates cost, plus the jobs of dropped candidates that ran out of time.
+  const credits = evaluated.reduce((a, e) => a + e.candidate.credits, 0) + charges.credits;
+  const usage = evaluated.reduce((a, e) => addUsage(a, e.candidate.usage), charges.usage);
   const blended = blend(
     members.map((m) => m.result),
     weights,
@@ -507,7 +526,10 @@ export async function executeEnsemble(
       scoring_metric: req.scoring_metric,
       top_n: req.top_n,
       weights: Object.fromEntries(members.map((m, k) => [m.candidate.model, weights[k] as number])),
-      cost_breakdown: evaluated.map((e) => ({ model: e.candidate.model, credits: e.candidate.credits })),
+      cost_breakdown: [
+        ...evaluated.map((e) => ({ model: e.candidate.model, credits: e.candidate.credits })),
+        ...timedOut.map((t) => ({ model: t.model, credits: t.credits })),
+      ],
       total_cost_credits: credits,
       selection: {
         selection_basis: basis,
@@ -579,14 +601,17 @@ export async function runEnsemble<T = EnsembleResponse>(
     usage: plan.usage,
     credits: plan.totalCredits,
   });
+  const charges = new TimeoutCharges();
+  const t0 = performance.now();
   try {
-    const out = await executeEnsemble(ctx, plan, principal.user.id);
+    const out = await executeEnsemble(ctx, plan, principal.user.id, charges);
     const answer = await finish(out.response);
     const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
     call.receipt?.add(charge);
     return answer;
   } catch (err) {
-    await hold.release(describe(err));
+    // Released, but for the candidates' jobs that ran for the engine's whole time limit (ADR 0039).
+    await settleFailed(hold, charges, err, call, plan.totalCredits, Math.round(performance.now() - t0));
     throw err;
   }
 }

@@ -40,8 +40,10 @@ export interface Hold {
    * (a `chargeAtCommit` hold reserves in that transaction too, and may refuse).
    * `credits`/`usage` give the actual amount when it is below what was held (an ensemble whose
    * candidate failed); the difference is released.
+   * `status: 'timed_out'`: the call failed and what is charged is its jobs that ran for the engine's
+   * whole time limit (ADR 0039); the usage event says so.
    */
-  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage }): Promise<Charge | undefined>;
+  commit(outcome: { latencyMs: number; credits?: number; usage?: Usage; status?: 'succeeded' | 'timed_out' }): Promise<Charge | undefined>;
   /** Inference failed: give the reservation back; nothing is charged. */
   release(reason: string): Promise<void>;
 }

@@ -1,4 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog.ts';
+import { WORK_MS_PER_TOKEN } from '../catalog/pricing.ts';
+import { calibrates, seriesWorkMs } from '../engine/work.ts';
 import { AppError, ValidationFailure, type FieldIssue } from '../shared/errors.ts';
 import { NumericColumns } from '../shared/numeric-columns.ts';
 import { checkTimestamps, parseFrequency, parseStart, timesOf, timestampsRepresentable, type Frequency, unknownFrequencyIssue } from './frequency.ts';
@@ -35,6 +37,8 @@ export interface PreparedForecast {
   /** parameters.add_history: the engine also returns the in-sample fitted values. */
   addHistory: boolean;
   usage: Usage;
+  /** The job's estimated model time (src/engine/work.ts), in milliseconds of the reference core; 0 for models priced by tokens alone. */
+  workMs: number;
   metadata: Record<string, unknown> | null;
 }
 
@@ -48,6 +52,11 @@ const at = (...path: (string | number)[]) => path;
 export interface PrepareLimits {
   /** Largest response accepted, in numbers (FORECAST_MAX_OUTPUT_VALUES). */
   maxOutputValues: number;
+  /**
+   * Largest estimated model time of one job, in milliseconds (INFERENCE_MAX_JOB_WORK_MS, half the
+   * engine's time limit by default): work that could only run into the limit is refused at planning.
+   */
+  maxJobWorkMs: number;
 }
 
 /** Numbers a forecast returns per step of each series: the mean, each quantile level, each sample. */
@@ -94,6 +103,22 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   const times = resolveTimes(req.inputs, frequency, freqCode !== null, horizon, issues);
   frequency = times.frequency;
   const contextLimit = Math.min(p.context_length ?? model.context_length, model.max_context_length);
+  const numSamples = p.num_samples ?? 0;
+  // Work follows the model and the season (src/engine/work.ts): each series' input tokens are its
+  // observed values, or its estimated model time in WORK_MS_PER_TOKEN units when that is more.
+  const workShape = { seasonLength: frequency?.seasonLength ?? null, calibrated: calibrates({ quantileLevels: levelsRaw, numSamples, horizon }) };
+  let workMs = 0;
+  let longest = 0;
+  let input_tokens = 0;
+  // Series of one request mostly share a length: each length is estimated once (up to 100,000 series).
+  const workByLength = new Map<number, number>();
+  const workOf = (points: number): number => {
+    const known = workByLength.get(points);
+    if (known !== undefined) return known;
+    const w = seriesWorkMs(model.id, { points, ...workShape });
+    workByLength.set(points, w);
+    return w;
+  };
 
   let totalPoints = 0;
   const inputs: PreparedInput[] = [];
@@ -147,6 +172,10 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
       for (let t = 0; t < s.length; t++) if (!Number.isNaN(s[t] as number)) n++;
       observed += n;
       minObserved = Math.min(minObserved, n);
+      const work = workOf(s.length);
+      workMs += work;
+      longest = Math.max(longest, s.length);
+      input_tokens += Math.max(n, Math.ceil(work / WORK_MS_PER_TOKEN));
     }
     if (minObserved < model.min_points) {
       issues.push({
@@ -201,22 +230,27 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
   }
   if (issues.length > 0) throw new ValidationFailure(issues);
 
+  if (workMs > limits.maxJobWorkMs) throw tooMuchWork(model.id, workMs, limits.maxJobWorkMs, longest, inputs.length, workShape);
+
   // Work is priced and bounded by what it produces: every number of the response is an output token.
-  const numSamples = p.num_samples ?? 0;
   const seriesCount = inputs.reduce((a, x) => a + x.variates.length, 0);
   const perStep = valuesPerStep(levelsRaw.length, numSamples);
   // add_history returns one fitted value per step of the context each series was fitted on.
   const historyValues = addHistory ? inputs.reduce((a, x) => a + x.variates.length * (x.variates[0]?.length ?? 0), 0) : 0;
-  const output_tokens = seriesCount * horizon * perStep + historyValues;
+  // Each output's timestamps (one per step, returned when the input has a start and the request a
+  // frequency) weigh more than a number (~27 bytes each): counted like one, in the cap and the price.
+  const timestamped = frequency ? inputs.filter((x) => x.start !== null).length : 0;
+  const timestampValues = timestamped * horizon;
+  const output_tokens = seriesCount * horizon * perStep + historyValues + timestampValues;
   if (output_tokens > limits.maxOutputValues) {
     throw new AppError(
       'request_too_large',
-      `The response would hold ${output_tokens} numbers (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
-        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)${addHistory ? ` + ${historyValues} fitted values (parameters.add_history)` : ''}); at most ${limits.maxOutputValues} are accepted. ` +
-        'Lower prediction_length, num_samples or quantile_levels, or split the inputs over several requests',
+      `The response would hold ${output_tokens} values (parameters.prediction_length ${horizon} × ${seriesCount} series over inputs[].target × ` +
+        `(1 mean + ${levelsRaw.length} parameters.quantile_levels + ${numSamples} parameters.num_samples)${addHistory ? ` + ${historyValues} fitted values (parameters.add_history)` : ''}` +
+        `${timestampValues > 0 ? ` + ${timestampValues} timestamps (prediction_length × ${timestamped} inputs with a start or timestamps)` : ''}); at most ${limits.maxOutputValues} are accepted. ` +
+        `Lower prediction_length, num_samples or quantile_levels${timestampValues > 0 ? ', leave out inputs[].start and timestamps (the forecast then has none)' : ''}, or split the inputs over several requests`,
     );
   }
-  const input_tokens = inputs.reduce((a, x) => a + x.observedPoints, 0);
   return {
     model,
     inputs,
@@ -226,8 +260,49 @@ export function prepareForecast(req: ForecastRequestT, model: CatalogModel, limi
     frequency,
     addHistory,
     usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens },
+    workMs,
     metadata: req.metadata ?? null,
   };
+}
+
+/**
+ * 413 for a job estimated past the engine's budget, saying what to shorten: the context that one
+ * series of the longest kind could keep, the inputs, the season (a frequency with a shorter cycle),
+ * or the model.
+ */
+function tooMuchWork(
+  model: string,
+  workMs: number,
+  maxMs: number,
+  longest: number,
+  inputs: number,
+  shape: { seasonLength: number | null; calibrated: boolean },
+): AppError {
+  const one = (points: number) => seriesWorkMs(model, { points, ...shape });
+  let fits = 0;
+  if (one(longest) > maxMs) {
+    // The longest context one series may keep: the estimate grows with the points (binary search).
+    let lo = 0;
+    let hi = longest;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (one(mid) <= maxMs) lo = mid;
+      else hi = mid - 1;
+    }
+    fits = lo;
+  }
+  const season = shape.seasonLength === null ? 'a season to detect' : `season ${shape.seasonLength}`;
+  const fix = [
+    fits > 0 ? `parameters.context_length ${fits} or less` : one(longest) > maxMs ? 'a model without a seasonal search (theta, mstl)' : null,
+    inputs > 1 ? 'fewer inputs per request (the series of one request run one after the other)' : null,
+    shape.seasonLength !== null && shape.seasonLength > 24 ? 'a coarser parameters.frequency (a shorter season)' : null,
+    shape.calibrated ? 'no quantile_levels or num_samples and a prediction_length under 24 (no interval calibration: a quarter less)' : null,
+  ].filter((x): x is string => x !== null);
+  return new AppError(
+    'request_too_large',
+    `This ${model} forecast is estimated at ${(workMs / 1000).toFixed(1)} s of model time (${inputs} input(s), the longest ${longest} steps, ${season}); ` +
+      `one job may take at most ${(maxMs / 1000).toFixed(1)} s (INFERENCE_MAX_JOB_WORK_MS), since the engine stops a job at its time limit. Use ${fix.join(', or ')}`,
+  );
 }
 
 /**

@@ -10,6 +10,7 @@ import { AppError, ValidationFailure } from '../shared/errors.ts';
 import { type Frequency, timestampsJson } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
+import { RanOutOfTime, settleFailed, TimeoutCharges } from './timed-out.ts';
 import type { ForecastRequestT, ForecastResponse } from './schemas.ts';
 
 export interface ForecastCtx {
@@ -37,6 +38,13 @@ export function engineFailure(err: unknown, seriesToInput?: number[]): Error {
       return new AppError('upstream_timeout', 'The model did not answer in time');
     case 'busy':
       return new AppError('upstream_unavailable', 'The inference pool is full; retry shortly', { 'retry-after': '1' });
+    case 'share_exceeded':
+      // The account's own share of the queue is used up (other accounts are still admitted): the caller's rate, not the service's state.
+      return new AppError(
+        'rate_limit_exceeded',
+        `Too many of your jobs are waiting for a model worker: ${err.message} (INFERENCE_ACCOUNT_QUEUE). Retry once some have finished, or send fewer at once`,
+        { 'retry-after': '5' },
+      );
     case 'unavailable':
       return new AppError('upstream_unavailable', err.message);
     case 'unknown_model':
@@ -93,6 +101,8 @@ export function jobOf(prepared: PreparedForecast, encode = false): PreparedJob {
     ...(prepared.addHistory ? { fitted: true } : {}),
     // Fitted values (add_history) are shaped here, against each input's full length.
     ...(encode && !prepared.addHistory ? { encode: true as const } : {}),
+    // What the job was priced for: a model detecting a season that makes it costlier refuses it (src/engine/work.ts).
+    ...(prepared.workMs > 0 ? { workBudgetMs: prepared.workMs } : {}),
   };
   return { job, seriesToInput, sortedLevels };
 }
@@ -112,6 +122,7 @@ export async function executePrepared(
   try {
     forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
+    if (err instanceof EngineError && err.kind === 'timeout') throw timedOut(ctx, prepared, err);
     throw engineFailure(err, seriesToInput);
   }
   const answered = isEncoded(forecasts) ? (forecasts.groups.length === prepared.inputs.length ? forecasts.info.length : -1) : forecasts.length;
@@ -120,6 +131,24 @@ export async function executePrepared(
   ctx.catalog.recordLatency(prepared.model.id, latencyMs);
   if (isEncoded(forecasts)) return envelope(prepared, latencyMs, await encodedOutputs(prepared, forecasts, sortedLevels));
   return await shapeResponse(prepared, forecasts, sortedLevels, latencyMs);
+}
+
+/**
+ * A job that ran for the engine's whole time limit (ADR 0039). Charged its price (`RanOutOfTime`,
+ * which the metered paths debit) when its thread computed at least what the job was estimated at
+ * (for a model without an estimate, INFERENCE_MAX_JOB_WORK_MS), or when the engine cannot tell: the
+ * data made it costlier than its price said. A job that computed less was starved by the machine's
+ * load, not by its own work: free, like one that waited for a worker.
+ */
+function timedOut(ctx: ForecastCtx, prepared: PreparedForecast, err: EngineError): AppError {
+  const threshold = prepared.workMs > 0 ? prepared.workMs : ctx.config.forecast.maxJobWorkMs;
+  if (err.cpuMs === undefined || err.cpuMs >= threshold) return new RanOutOfTime(creditsFor(prepared.model.pricing, prepared.usage), prepared.usage);
+  return new AppError(
+    'upstream_timeout',
+    `The model did not answer within the engine's time limit: the server was too busy to give the job its time (${(err.cpuMs / 1000).toFixed(1)} s of CPU ` +
+      `of the ${(threshold / 1000).toFixed(1)} s it was estimated at). Nothing is charged; retry shortly`,
+    { 'retry-after': '5' },
+  );
 }
 
 /** The outputs of an answer the engine wrote as JSON text: the matrices stay text (RawJson). */
@@ -341,15 +370,18 @@ export async function runPlanned<T>(
     credits,
     ...(inline ? { chargeAtCommit: true } : {}),
   });
+  const charges = new TimeoutCharges();
+  const t0 = performance.now();
   try {
-    const response = await executePrepared(ctx, prepared, signal, principal.user.id, built);
+    const response = await charges.watch(executePrepared(ctx, prepared, signal, principal.user.id, built));
     const answer = await finish(response);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });
     call.receipt?.add(charge);
     return answer;
   } catch (err) {
-    await hold.release(err instanceof Error ? err.message : 'failed');
+    // Released, unless the job ran for the engine's whole time limit: then charged (ADR 0039).
+    await settleFailed(hold, charges, err, call, credits, Math.round(performance.now() - t0));
     throw err;
   }
 }

@@ -110,8 +110,9 @@ async function once<T>(
   try {
     out = await exec(runDeps);
   } catch (err) {
-    // Nothing was charged (a failed call releases its hold): the key is free for the retry. If
-    // even that fails, the claim's lease runs out and a repeat takes it over.
+    // Nothing was charged (a failed call releases its hold), or only jobs that ran for the engine's
+    // whole time limit (ADR 0039), which a retry runs, and pays, again: the key is free for the
+    // retry. If even that fails, the claim's lease runs out and a repeat takes it over.
     await releaseKey(db, accountId, key, attempt).catch(() => undefined);
     throw err;
   }

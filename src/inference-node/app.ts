@@ -25,6 +25,8 @@ const STATUS: Record<EngineErrorKind, number> = {
   unknown_model: 404,
   unavailable: 503,
   busy: 503,
+  // Not produced here (inference nodes serve no tenants), listed for the type.
+  share_exceeded: 503,
   timeout: 504,
   failed: 500,
 };
@@ -101,7 +103,8 @@ export async function buildInferenceNode(opts: InferenceNodeOptions): Promise<Fa
       return encodeResult(name, job, forecasts, parsed.data.id);
     } catch (err) {
       if (!(err instanceof EngineError)) throw err;
-      const body: OipError = { error: err.message, kind: err.kind };
+      // A node serves no tenants, so no share: the wire's kinds stay those of OIP (oip.ts).
+      const body: OipError = { error: err.message, kind: err.kind === 'share_exceeded' ? 'busy' : err.kind };
       if (err.seriesIndex !== undefined) body.series_index = err.seriesIndex;
       if (err.field !== undefined) body.field = err.field;
       return fail(reply, STATUS[err.kind], body, err.kind === 'busy' ? { 'retry-after': '1' } : {});

@@ -6,6 +6,7 @@ import type { DB, ScheduleRunsTable, SchedulesTable } from '../db/schema.ts';
 import type { Deps } from '../deps-types.ts';
 import { ForecastRequest } from '../forecasting/schemas.ts';
 import { executePrepared, planForecast, runPlanned } from '../forecasting/service.ts';
+import { RanOutOfTime } from '../forecasting/timed-out.ts';
 import { spendPoints } from '../ratelimit/limiter.ts';
 import { IngestOptions } from '../series/schemas.ts';
 import { fetchSource, ingestText } from '../series/service.ts';
@@ -237,8 +238,16 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
     const now = deps.clock.now();
     const message = errorMessage(err);
     if (!(err instanceof AppError || err instanceof ValidationFailure || err instanceof DeliveryError)) log(`schedule run ${run.id} failed`, err);
-    // A refusal that another attempt cannot change (402, 403, 404, 413, 422 …) is final at once.
-    const final = run.attempts >= cfg.maxAttempts || (err instanceof AppError && err.status < 500 && err.status !== 429) || err instanceof ValidationFailure;
+    // A refusal that another attempt cannot change (402, 403, 404, 413, 422 …) is final at once; so is a
+    // forecast that ran for the engine's whole time limit: the same data would run into it again (and
+    // each attempt is charged, ADR 0039).
+    const final =
+      run.attempts >= cfg.maxAttempts ||
+      (err instanceof AppError && err.status < 500 && err.status !== 429) ||
+      err instanceof ValidationFailure ||
+      err instanceof RanOutOfTime;
+    // A run whose forecast ran out of time was charged for it: the run says what it cost.
+    const credits = err instanceof RanOutOfTime ? { credits: err.credits } : {};
     const responseStatus = err instanceof DeliveryError ? err.status : null;
     if (!final) {
       const backoff = cfg.retryBaseMs * 2 ** (run.attempts - 1);
@@ -248,7 +257,7 @@ export function createScheduler(deps: SchedulerDeps, opts: SchedulerOptions = {}
       return;
     }
     const res = await ours(run)
-      .set({ status: 'failed', error: message, response_status: responseStatus, finished_at: now, lease_owner: null, lease_until: null })
+      .set({ status: 'failed', error: message, response_status: responseStatus, finished_at: now, lease_owner: null, lease_until: null, ...credits })
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return;
     await db

@@ -142,8 +142,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
   },
   request_too_large: {
     cause:
-      'The request asks for more work than one call may (too many series, points, batch items or horizon steps; an ingest of too many rows, columns or series); the message names the limit.',
-    fix: 'Split the work into several requests within the limit named in the message.',
+      'The request asks for more work than one call may (too many series, points, batch items, horizon steps or answer values; an ingest of too many rows, columns or series; or a job whose estimated model time passes INFERENCE_MAX_JOB_WORK_MS); the message names the limit.',
+    fix: 'Split the work into several requests within the limit named in the message, or shorten what it names (context_length, frequency, model).',
   },
   uri_too_long: {
     cause: 'A segment of the path is longer than 100 characters, the most a path parameter (a model, key or schedule id) may be.',
@@ -164,7 +164,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Correct the fields listed in `detail[]` (the reference shows each field’s type and limits).',
   },
   rate_limit_exceeded: {
-    cause: 'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window.',
+    cause:
+      'The account (or, for sign-in and sign-up routes, the client address) used up its rate-limit points for the window, or has its share of the inference queue waiting (INFERENCE_ACCOUNT_QUEUE).',
     fix: 'Wait the seconds in `Retry-After` (see also `X-RateLimit-Reset`) and retry; spread requests out or batch them.',
   },
   headers_too_large: {
@@ -192,7 +193,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Retry after `Retry-After` seconds, or use another model; an operator installs missing models with `npm run models`.',
   },
   upstream_timeout: {
-    cause: 'The model took longer than the inference time limit (INFERENCE_TIMEOUT_MS); no credits were taken.',
+    cause:
+      'The model ran for the whole inference time limit (INFERENCE_TIMEOUT_MS of running time). When its thread computed at least the time it was estimated at, the job is charged its price (x-credits-charged; usage status timed_out): the same request would run out of time again. When the server was too busy to give it that time, nothing is charged (Retry-After).',
     fix: 'Ask for less work per request (fewer series, shorter history or horizon) or use a faster model (see /docs/models).',
   },
 };

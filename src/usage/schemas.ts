@@ -26,7 +26,9 @@ export const UsageEvent = z
     metered_credits: z.number().int().describe('Part of the credits billed as metered usage'),
     cost_nano_usd: z.number().int(),
     latency_ms: z.number(),
-    status: z.literal('succeeded'),
+    status: z
+      .enum(['succeeded', 'timed_out'])
+      .describe("succeeded; or timed_out: the call failed and what is charged is its jobs that ran for the engine's whole time limit (each at its price)"),
   })
   .meta({ id: 'UsageEvent' });
 

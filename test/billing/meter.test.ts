@@ -140,10 +140,10 @@ describe(`meter and credit ledger (${DB_KIND})`, () => {
 
   test('a failed forecast costs nothing (hold released)', async () => {
     const u = await registerUser(t);
-    engine.behaviour = 'timeout';
+    engine.behaviour = 'failed';
     try {
       const r = await forecast(t, u.token);
-      assert.equal(r.status, 504);
+      assert.equal(r.status, 502);
     } finally {
       engine.behaviour = 'ok';
     }
@@ -151,6 +151,58 @@ describe(`meter and credit ledger (${DB_KIND})`, () => {
     assert.equal(b.balance, 80000);
     assert.equal(b.events, 0);
     assert.equal(b.held, 0);
+  });
+
+  test('a forecast that ran for the engine’s whole time limit is charged its price: a usage event with status timed_out, the books balanced (ADR 0039)', async () => {
+    const u = await registerUser(t);
+    engine.behaviour = 'timeout';
+    let r: Awaited<ReturnType<typeof forecast>>;
+    try {
+      r = await forecast(t, u.token);
+    } finally {
+      engine.behaviour = 'ok';
+    }
+    assert.equal(r.status, 504);
+    assert.equal(r.body.code, 'upstream_timeout');
+    assert.match(r.body.error, /charged its price \(1 credits\)/);
+    assert.equal(r.headers['x-credits-charged'], '1');
+    const b = await booksOf(t, u.id);
+    assert.equal(b.balance, 79999);
+    assert.equal(b.events, 1);
+    assert.equal(b.debits, 1);
+    assert.equal(b.held, 0);
+    assert.equal(b.balanced, true);
+    const list = await call(t, 'GET', '/api/account/usage', { token: u.token });
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.body.events[0].status, 'timed_out');
+    assert.equal(list.body.events[0].credits, 1);
+  });
+
+  test('a job the machine starved (its thread computed less than the job was estimated at) ran out of time for free; one that computed is charged', async () => {
+    const u = await registerUser(t);
+    engine.behaviour = 'timeout';
+    try {
+      // echo-last has no work estimate: the bound is INFERENCE_MAX_JOB_WORK_MS (15 s) of CPU time.
+      engine.timeoutCpuMs = 2_000;
+      const starved = await forecast(t, u.token);
+      assert.equal(starved.status, 504);
+      assert.equal(starved.body.code, 'upstream_timeout');
+      assert.match(starved.body.error, /too busy .* Nothing is charged/);
+      assert.equal(starved.headers['x-credits-charged'], undefined);
+      assert.equal((await booksOf(t, u.id)).events, 0);
+      engine.timeoutCpuMs = 29_000;
+      const computed = await forecast(t, u.token);
+      assert.equal(computed.status, 504);
+      assert.equal(computed.headers['x-credits-charged'], '1');
+    } finally {
+      engine.behaviour = 'ok';
+      engine.timeoutCpuMs = undefined;
+    }
+    const b = await booksOf(t, u.id);
+    assert.equal(b.balance, 79999);
+    assert.equal(b.events, 1);
+    assert.equal(b.held, 0);
+    assert.equal(b.balanced, true);
   });
 
   test('a 200 forecast has its usage event with the request id, credential kind and key id', async () => {

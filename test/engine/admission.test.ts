@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { createEngine, type EngineOptions } from '../../src/engine/engine.ts';
 import { MODEL_IMPLS } from '../../src/engine/registry.ts';
 import { EngineError, type Engine, type ForecastJob } from '../../src/engine/types.ts';
-import { missingFilesModel, sleepModel } from './fixtures/sleep-model.ts';
+import { missingFilesModel, sleepModel, spinModel } from './fixtures/sleep-model.ts';
 
 const workerFile = new URL('./fixtures/test-worker.ts', import.meta.url);
-const impls = [...MODEL_IMPLS, sleepModel, missingFilesModel];
+const impls = [...MODEL_IMPLS, sleepModel, spinModel, missingFilesModel];
 const sleepJob = (ms: number): ForecastJob => ({
   model: 'test-sleep',
   series: [[ms]],
@@ -79,6 +79,23 @@ describe('engine admission', () => {
     assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1);
   });
 
+  it('a timed-out job says how much CPU time its thread used: a job that computed, not one that was starved or blocked (ADR 0039)', async () => {
+    const engine = make({ timeoutMs: 400, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const cpuOf = async (model: string) => {
+      const err = await engine.forecast({ ...sleepJob(20_000), model }).then(
+        () => assert.fail('not timed out'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof EngineError && err.kind === 'timeout', String(err));
+      assert.match(err.message, /ms of CPU time/);
+      return err.cpuMs as number;
+    };
+    // Blocked (the thread waits, as one starved of CPU by a loaded machine would): next to nothing.
+    assert.ok((await cpuOf('test-sleep')) < 100);
+    assert.ok((await cpuOf('test-spin')) > 0);
+  });
+
   it('a caller abort while waiting leaves the queue', async () => {
     const engine = make({ timeoutMs: 10_000, queueWaitMs: 20_000 });
     await engine.forecast(sleepJob(1));
@@ -89,6 +106,34 @@ describe('engine admission', () => {
     await assert.rejects(waiting, isEngineError('failed'));
     assert.equal(engine.stats?.().waiting, 0);
     await running;
+  });
+
+  it("one tenant cannot fill the queue: past its share (tenantQueue) its jobs are refused while other tenants' are admitted", async () => {
+    const engine = make({ poolSize: 1, tenantConcurrency: 1, maxQueue: 8, tenantQueue: 2, timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const a = [engine.forecast(sleepJob(600), { tenant: 'a' }), engine.forecast(sleepJob(1), { tenant: 'a' }), engine.forecast(sleepJob(1), { tenant: 'a' })];
+    await new Promise((r) => setImmediate(r));
+    // a runs one and has two waiting: its share. A third waiting job of a is refused at once…
+    await assert.rejects(
+      engine.forecast(sleepJob(1), { tenant: 'a' }),
+      (e: unknown) => isEngineError('share_exceeded')(e) && /2 jobs waiting/.test((e as Error).message),
+    );
+    // …while b (and jobs without a tenant) still get in, with room left in the queue.
+    const b = engine.forecast(sleepJob(1), { tenant: 'b' });
+    assert.equal(engine.stats?.().waiting, 3);
+    assert.equal((await b).length, 1);
+    await Promise.all(a);
+    assert.equal((await engine.forecast(sleepJob(1), { tenant: 'a' })).length, 1, 'the share is free again once its jobs ran');
+  });
+
+  it('the default share is a quarter of the queue (at least one)', async () => {
+    const engine = make({ poolSize: 1, tenantConcurrency: 1, maxQueue: 4, timeoutMs: 10_000, queueWaitMs: 20_000 });
+    await engine.forecast(sleepJob(1));
+    const running = engine.forecast(sleepJob(500), { tenant: 'a' });
+    const queued = engine.forecast(sleepJob(1), { tenant: 'a' });
+    await new Promise((r) => setImmediate(r));
+    await assert.rejects(engine.forecast(sleepJob(1), { tenant: 'a' }), isEngineError('share_exceeded'));
+    await Promise.all([running, queued]);
   });
   const naive: ForecastJob = { model: 'naive', series: [[1, 2, 3]], horizon: 2, quantileLevels: [0.5], numSamples: 0, seasonLength: null, seed: 1 };
   const counting = () => {

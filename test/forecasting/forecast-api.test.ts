@@ -82,6 +82,35 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.deepEqual(r.body.usage, { input_tokens: 6, output_tokens: 16, total_tokens: 22 });
   });
 
+  test('forecast timestamps are output tokens: one per step of each input with a start and a frequency, priced and in the answer cap', async () => {
+    const body = (start: boolean) => ({
+      model: 'echo-last',
+      inputs: [{ target: [1, 2, 3], ...(start ? { start: '2024-01-01T00:00:00Z' } : {}) }, { target: [4, 5, 6] }],
+      parameters: { prediction_length: 5, frequency: 'min', quantile_levels: [] },
+    });
+    const dated = await forecast(body(true));
+    assert.equal(dated.status, 200, dated.text);
+    assert.equal(dated.body.outputs[0].timestamps.length, 5);
+    assert.equal(dated.body.outputs[1].timestamps, null);
+    // 2 series × 5 steps × 1 mean, plus 5 timestamps of the input with a start
+    assert.deepEqual(dated.body.usage, { input_tokens: 6, output_tokens: 15, total_tokens: 21 });
+    const plain = await forecast(body(false));
+    assert.deepEqual(plain.body.usage, { input_tokens: 6, output_tokens: 10, total_tokens: 16 });
+    // The cap counts them too: 15 values do not fit in 12, 10 do.
+    const small = await createTestApp({ overrides: { engine }, env: { FORECAST_MAX_OUTPUT_VALUES: '12' } });
+    try {
+      const v = await registerUser(small);
+      const over = await call(small, 'POST', '/v1/forecast', { token: v.token, body: body(true) });
+      assert.equal(over.status, 413, over.text);
+      assert.equal(over.body.code, 'request_too_large');
+      assert.match(over.body.error, /15 values .*5 timestamps/);
+      assert.match(over.body.error, /leave out inputs\[\]\.start and timestamps/);
+      assert.equal((await call(small, 'POST', '/v1/forecast', { token: v.token, body: body(false) })).status, 200);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('aliases freq and quantiles; requested level order kept; samples; timestamps from start + frequency', async () => {
     const r = await forecast({
       model: 'echo-last',
@@ -185,7 +214,7 @@ describe(`forecast API contract (${DB_KIND})`, () => {
     assert.match(u2.body.error, /npm run models -- pull org\/slashed-model/);
   });
 
-  test('engine outcomes map to the documented errors: timeout 504, busy 503, failure 502, bad input 422', async () => {
+  test("engine outcomes map to the documented errors: timeout 504, busy 503, over the account's queue share 429, failure 502, bad input 422", async () => {
     const expected: [FakeEngine['behaviour'], number, string][] = [
       ['timeout', 504, 'upstream_timeout'],
       ['busy', 503, 'upstream_unavailable'],
@@ -198,6 +227,13 @@ describe(`forecast API contract (${DB_KIND})`, () => {
         assert.equal(r.status, status, behaviour);
         assert.equal(r.body.code, code);
       }
+      // The account's share of the engine queue is full (others are still admitted): its own rate, 429 with retry-after.
+      engine.behaviour = 'share_exceeded';
+      const over = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2] }] });
+      assert.equal(over.status, 429);
+      assert.equal(over.body.code, 'rate_limit_exceeded');
+      assert.match(over.body.error, /INFERENCE_ACCOUNT_QUEUE/);
+      assert.equal(over.headers['retry-after'], '5');
       engine.behaviour = 'bad_input';
       const r = await forecast({ model: 'echo-last', inputs: [{ target: [1, 2] }] });
       assert.equal(r.status, 422);

@@ -91,7 +91,8 @@ describe(`TTM R2 through the API (${DB_KIND})`, { skip: present ? false : `no we
     for (let h = 0; h < 18; h++) assert.ok(lo[h][0] < hi[h][0]);
     // the price follows the tokens: 60 observed input points, not the 512 the network reads
     assert.equal(r.body.usage.input_tokens, 60);
-    assert.equal(r.body.usage.output_tokens, 18 * 3);
+    // the mean and two quantile levels per step, and a timestamp per step (start and frequency sent)
+    assert.equal(r.body.usage.output_tokens, 18 * 3 + 18);
   });
 
   test('batch and ensemble can use it', async () => {

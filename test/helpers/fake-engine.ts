@@ -8,7 +8,11 @@ import { EngineError, type Engine, type EngineJob, type ForecastJob, modelJob, t
 export class FakeEngine implements Engine {
   readonly jobs: ForecastJob[] = [];
   behaviour: 'ok' | EngineError['kind'] = 'ok';
+  /** Per model, instead of `behaviour` (one ensemble candidate times out while another answers). */
+  readonly byModel = new Map<string, 'ok' | EngineError['kind']>();
   delayMs = 0;
+  /** The CPU time a `timeout` reports its thread used (ms); undefined: not measured (a remote node). */
+  timeoutCpuMs: number | undefined = undefined;
 
   models(): ModelInfo[] {
     const base = {
@@ -47,7 +51,8 @@ export class FakeEngine implements Engine {
     this.jobs.push(job);
     this.tenants.push(opts?.tenant);
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
-    if (this.behaviour !== 'ok') throw new EngineError(this.behaviour, `fake ${this.behaviour}`, 0);
+    const behaviour = this.byModel.get(job.model) ?? this.behaviour;
+    if (behaviour !== 'ok') throw new EngineError(behaviour, `fake ${behaviour}`, 0, undefined, behaviour === 'timeout' ? this.timeoutCpuMs : undefined);
     return job.series.map((s) => {
       const observed = s.filter((x) => !Number.isNaN(x));
       const last = observed.at(-1) ?? 0;

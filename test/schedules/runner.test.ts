@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createScheduler, type Scheduler } from '../../src/schedules/runner.ts';
 import { call, createKey, createTestApp, DB_KIND, registerUser, type TestApp, type TestUser } from '../helpers/app.ts';
+import { FakeEngine } from '../helpers/fake-engine.ts';
 import { LOOPBACK_ENV, LocalEndpoints, ManualClock } from './helpers.ts';
 
 const MINUTE = 60_000;
@@ -12,12 +13,13 @@ describe(`scheduled runs (${DB_KIND})`, () => {
   let clock: ManualClock;
   let ep: LocalEndpoints;
   let sched: Scheduler;
+  const engine = new FakeEngine();
   before(async () => {
     ep = await new LocalEndpoints().start();
     clock = new ManualClock();
     t = await createTestApp({
       env: { ...LOOPBACK_ENV, SCHEDULE_RETRY_BASE_MS: '1000', SCHEDULE_MAX_ATTEMPTS: '3', SCHEDULE_PAUSE_AFTER_FAILURES: '2', SCHEDULE_LEASE_MS: '10000' },
-      overrides: { clock },
+      overrides: { clock, engine },
     });
     sched = createScheduler(t.deps);
   });
@@ -181,6 +183,32 @@ describe(`scheduled runs (${DB_KIND})`, () => {
     assert.equal(run.credits, null);
     const events = await t.deps.database.db.selectFrom('usage_events').select('id').where('user_id', '=', u.id).execute();
     assert.equal(events.length, 0);
+    await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
+  });
+
+  it('a forecast that ran for the engine’s whole time limit fails the run at once (it would again), charged its price (ADR 0039)', async () => {
+    const u = await registerUser(t);
+    const s = await newSchedule(u);
+    engine.behaviour = 'timeout';
+    clock.advance(MINUTE);
+    try {
+      await sched.tick();
+      // No retry later: an upstream_timeout is not retried like a passing failure.
+      clock.advance(10_000);
+      await sched.tick();
+    } finally {
+      engine.behaviour = 'ok';
+    }
+    const [run] = await runs(u, s.id);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.attempts, 1);
+    assert.match(run.error, /^upstream_timeout: /);
+    assert.ok(run.credits >= 1);
+    const events = await t.deps.database.db.selectFrom('usage_events').selectAll().where('user_id', '=', u.id).execute();
+    assert.equal(events.length, 1);
+    assert.equal(events[0]?.status, 'timed_out');
+    assert.equal(events[0]?.request_id, run.id);
+    assert.equal(Number(events[0]?.credits), run.credits);
     await call(t, 'DELETE', `/v1/schedules/${s.id}`, { token: u.token });
   });
 

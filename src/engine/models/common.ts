@@ -15,6 +15,7 @@ import { seriesSeed } from '../stats/prng.ts';
 import { detectSeasonLength } from '../stats/season.ts';
 import { mixForecasts, naiveBacktests, naiveBlendApplies, naiveBlendWeight } from './naive-blend.ts';
 import { seasonalNaiveForecast } from '../stats/random-walk.ts';
+import { calibrates, detectedSeriesWorkMs, PRICED_DETECTED_SEASON, seriesWorkMs } from '../work.ts';
 
 export interface FitContext {
   horizon: number;
@@ -66,15 +67,60 @@ export function statisticalModel(info: StatisticalInfo, fit: SeriesFitter, optio
   return {
     info: full,
     forecast(job: ForecastJob): SeriesForecast[] {
-      return job.series.map((raw, i) => forecastOne(full, fit, options, job, raw, i));
+      // Seasons to detect are detected first when the job carries its priced work: a season that
+      // makes the job costlier than it was priced is refused before any fit (work.ts).
+      const detected = job.seasonLength === null && job.workBudgetMs !== undefined ? detectedWithinBudget(full, job) : null;
+      return job.series.map((raw, i) => forecastOne(full, fit, options, job, raw, i, detected?.[i]));
     },
   };
 }
 
-function forecastOne(info: ModelImpl['info'], fit: SeriesFitter, options: StatisticalOptions, job: ForecastJob, raw: number[], i: number): SeriesForecast {
+/**
+ * The season of every series of a job that detects them, checked against the work the job was
+ * priced for (`workBudgetMs`, planned with seasons up to PRICED_DETECTED_SEASON): a series whose
+ * detected season makes the job's estimated work pass it is refused (bad_input, 422 naming its
+ * input) before anything is fitted, instead of running work nobody paid for.
+ */
+function detectedWithinBudget(info: ModelImpl['info'], job: ForecastJob): number[] {
+  const calibrated = calibrates(job);
+  const seasons: number[] = [];
+  let total = 0;
+  let worst = { i: -1, over: 0 };
+  for (const [i, raw] of job.series.entries()) {
+    const { y } = fillMissing(raw, info.minPoints, i);
+    const m = Math.max(1, Math.round(detectSeasonLength(y)));
+    seasons.push(m);
+    const work = detectedSeriesWorkMs(info.id, raw.length, m, calibrated);
+    total += work;
+    const over = work - seriesWorkMs(info.id, { points: raw.length, seasonLength: null, calibrated });
+    if (over > worst.over) worst = { i, over };
+  }
+  // A relative tolerance: the budget is the same sum, computed on the planning side.
+  const budget = job.workBudgetMs as number;
+  if (total > budget * (1 + 1e-9) && worst.i >= 0) {
+    throw new EngineError(
+      'bad_input',
+      `series ${worst.i}: its detected season of ${seasons[worst.i]} steps makes this ${info.id} job about ${(total / 1000).toFixed(1)} s of model work, more than the ` +
+        `${(budget / 1000).toFixed(1)} s it was priced for (a season of at most ${PRICED_DETECTED_SEASON} is assumed when no frequency is sent): ` +
+        'send parameters.frequency so that the season is priced, or a shorter context_length',
+      worst.i,
+    );
+  }
+  return seasons;
+}
+
+function forecastOne(
+  info: ModelImpl['info'],
+  fit: SeriesFitter,
+  options: StatisticalOptions,
+  job: ForecastJob,
+  raw: number[],
+  i: number,
+  detectedSeason?: number,
+): SeriesForecast {
   const { y, missing } = fillMissing(raw, info.minPoints, i);
   const detected = job.seasonLength === null;
-  const seasonLength = Math.max(1, Math.round(job.seasonLength ?? detectSeasonLength(y)));
+  const seasonLength = Math.max(1, Math.round(job.seasonLength ?? detectedSeason ?? detectSeasonLength(y)));
   let fc: GaussianForecast;
   try {
     fc = fit(y, { horizon: job.horizon, seasonLength });
