@@ -38,7 +38,7 @@ describe('tsfm anomalies', () => {
     assert.equal(all.code, 0, all.stderr);
     const rows = parse(all.stdout, { columns: true }) as Record<string, string>[];
     assert.equal(rows.length, 20);
-    assert.match(all.stderr, /^1 anomaly, \d+ credits/);
+    assert.match(all.stderr, /^(frequency inferred from ds: D .*\n)?1 anomaly, \d+ credits/);
     const only = await run(['anomalies', '-', '--method', 'zscore', '--window', '8', '--sensitivity', '4', '--only-anomalies', '--format', 'json'], env, csv);
     assert.equal(only.code, 0, only.stderr);
     const flagged = JSON.parse(only.stdout) as { ds: string; value: number; anomaly: boolean }[];
