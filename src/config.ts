@@ -134,6 +134,9 @@ const envSchema = z.object({
   INGEST_MAX_ROWS: intFrom(200_000, 1, 10_000_000),
   INGEST_MAX_COLUMNS: intFrom(100, 2, 10_000),
   INGEST_MAX_SERIES: intFrom(1000, 1, 100_000),
+  // Points of an ingest answer (gaps included), and null steps filled for gaps per point read (ADR 0040).
+  INGEST_MAX_POINTS: intFrom(2_000_000, 1, 2_000_000),
+  INGEST_GAP_FILL_RATIO: z.coerce.number().min(0).max(100_000).default(10),
   SCHEDULER: z.enum(['on', 'off']).default('on'),
   SCHEDULER_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
   SCHEDULE_LEASE_MS: intFrom(120_000, 1000, 86_400_000),
@@ -279,7 +282,16 @@ export type Config = {
   /** Fetches this service makes on a user's behalf (src/outbound): refused towards private networks. */
   outbound: OutboundConfig;
   /** POST /v1/series/ingest limits. */
-  ingest: { maxBytes: number; maxRows: number; maxColumns: number; maxSeries: number };
+  ingest: {
+    maxBytes: number;
+    maxRows: number;
+    maxColumns: number;
+    maxSeries: number;
+    /** Points of the answer in all, gaps included. */
+    maxPoints: number;
+    /** Null steps filled for gaps per point read (plus a floor of 1000): the answer follows from the data sent. */
+    gapFillRatio: number;
+  };
   schedules: {
     /** The scheduler loop runs in this process (every replica may run it: runs are claimed in the database). */
     scheduler: boolean;
@@ -453,7 +465,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBytes: e.OUTBOUND_MAX_BYTES,
       maxRedirects: e.OUTBOUND_MAX_REDIRECTS,
     },
-    ingest: { maxBytes: e.INGEST_MAX_BYTES, maxRows: e.INGEST_MAX_ROWS, maxColumns: e.INGEST_MAX_COLUMNS, maxSeries: e.INGEST_MAX_SERIES },
+    ingest: {
+      maxBytes: e.INGEST_MAX_BYTES,
+      maxRows: e.INGEST_MAX_ROWS,
+      maxColumns: e.INGEST_MAX_COLUMNS,
+      maxSeries: e.INGEST_MAX_SERIES,
+      maxPoints: e.INGEST_MAX_POINTS,
+      gapFillRatio: e.INGEST_GAP_FILL_RATIO,
+    },
     schedules: {
       scheduler: e.SCHEDULER === 'on',
       intervalMs: e.SCHEDULER_INTERVAL_MS,
