@@ -46,6 +46,11 @@ const envSchema = z.object({
   SESSION_TTL_DAYS: intFrom(30, 1, 3650),
   BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   MCP_BODY_LIMIT_BYTES: intFrom(2 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  // A request's headers and body must arrive within this (408, connection closed; 0: no limit). ADR 0040.
+  REQUEST_TIMEOUT_MS: intFrom(60_000, 0, 3_600_000),
+  // A body must bring at least this many bytes per second, over each window (408; 0: no minimum).
+  REQUEST_BODY_MIN_BYTES_PER_SECOND: intFrom(1024, 0, 1024 * 1024 * 1024),
+  REQUEST_BODY_RATE_WINDOW_MS: intFrom(10_000, 100, 3_600_000),
   REGIONS: csv,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
@@ -187,6 +192,14 @@ export type Config = {
    * (a 5.7 MB forecast over MCP held the loop 35–55 ms); larger data go through REST or a source URL.
    */
   mcpBodyLimitBytes: number;
+  /** How long a connection may take to send a request (ADR 0040). */
+  http: {
+    /** Headers and body in all, from the request's first byte (Node's requestTimeout; 0: none). */
+    requestTimeoutMs: number;
+    /** A body bringing fewer bytes than this per second over a window is cut (0: no minimum). */
+    bodyMinBytesPerSecond: number;
+    bodyRateWindowMs: number;
+  };
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** auto: human-readable lines when stdout is a terminal, JSON lines otherwise. */
@@ -393,6 +406,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionTtlMs: e.SESSION_TTL_DAYS * 24 * 3600 * 1000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     mcpBodyLimitBytes: Math.min(e.MCP_BODY_LIMIT_BYTES, e.BODY_LIMIT_BYTES),
+    http: {
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      bodyMinBytesPerSecond: e.REQUEST_BODY_MIN_BYTES_PER_SECOND,
+      bodyRateWindowMs: e.REQUEST_BODY_RATE_WINDOW_MS,
+    },
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

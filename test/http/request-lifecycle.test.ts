@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createKey, DB_KIND, registerUser, type TestUser } from '../helpers/app.ts';
+import { FakeEngine } from '../helpers/fake-engine.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
 
 /** What came back on a raw connection: the status line and headers (if any), and whether the server closed it. */
@@ -19,7 +20,7 @@ interface RawAnswer {
  * `waitMs` for the server's answer and for it to close the connection. The client never sends
  * more than `body`: a Content-Length larger than it is a body that stops midway.
  */
-function rawRequest(port: number, head: string, body: Buffer | string, waitMs: number): Promise<RawAnswer> {
+function rawRequest(port: number, head: string, body: Buffer | string, waitMs: number, more?: (socket: Socket) => void): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const socket: Socket = connect(port, '127.0.0.1');
@@ -43,6 +44,7 @@ function rawRequest(port: number, head: string, body: Buffer | string, waitMs: n
     socket.on('connect', () => {
       socket.write(head);
       socket.write(body);
+      more?.(socket);
     });
   });
 }
@@ -117,6 +119,67 @@ describe(`the request lifecycle: credential before body (${DB_KIND})`, () => {
       assert.deepEqual(statuses, [401, 401, 429]);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe(`the request lifecycle: time to send a request (${DB_KIND})`, () => {
+  let t: ListeningApp;
+  let port: number;
+  let key: string;
+  const engine = new FakeEngine();
+  before(async () => {
+    t = await createListeningApp({
+      env: { REQUEST_TIMEOUT_MS: '1000', REQUEST_BODY_MIN_BYTES_PER_SECOND: '2000', REQUEST_BODY_RATE_WINDOW_MS: '400' },
+      overrides: { engine },
+    });
+    port = Number(new URL(t.baseUrl).port);
+    key = (await createKey(t, await registerUser(t))).key;
+  });
+  after(() => t.close());
+
+  const auth = () => ({ Authorization: `Bearer ${key}` });
+
+  test('a body that stops midway is answered 408 request_timeout within a window of the minimum rate, and its connection closed', async () => {
+    const r = await rawRequest(port, head('/v1/forecast', 1024 * 1024, auth()), Buffer.alloc(200 * 1024, ' '), 5000);
+    assert.equal(r.status, 408, r.head);
+    assert.ok(r.closed);
+    assert.equal(JSON.parse(r.body).code, 'request_timeout');
+    assert.match(JSON.parse(r.body).error, /REQUEST_BODY_MIN_BYTES_PER_SECOND/);
+    assert.ok(r.ms < 1000, `${r.ms} ms`);
+  });
+
+  test('a body sent steadily but not within REQUEST_TIMEOUT_MS, headers that never end, and a body trickled a few bytes at a time are cut too', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const steady = await rawRequest(port, head('/v1/forecast', 1024 * 1024, auth()), '{', 5000, (socket) => {
+      timer = setInterval(() => socket.writable && socket.write(Buffer.alloc(1024, ' ')), 50);
+    });
+    clearInterval(timer);
+    assert.equal(steady.status, 408, steady.head);
+    assert.match(JSON.parse(steady.body).error, /REQUEST_TIMEOUT_MS/);
+    assert.ok(steady.ms >= 1000 && steady.ms < 4000, `${steady.ms} ms`);
+    const headers = await rawRequest(port, 'POST /v1/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\n', '', 5000);
+    assert.equal(headers.status, 408, headers.head);
+    assert.ok(headers.closed);
+    const trickle = await rawRequest(port, head('/v1/forecast', 100_000, auth()), '{', 5000, (socket) => {
+      timer = setInterval(() => socket.writable && socket.write(' '), 50);
+    });
+    clearInterval(timer);
+    assert.equal(trickle.status, 408, trickle.head);
+    assert.match(JSON.parse(trickle.body).error, /REQUEST_BODY_MIN_BYTES_PER_SECOND/);
+    // Cut by the rate (a window of 400 ms), before the request timeout.
+    assert.ok(trickle.ms < 1000, `${trickle.ms} ms`);
+  });
+
+  test('the limit is on sending the request, not on answering it: a job longer than REQUEST_TIMEOUT_MS is answered', async () => {
+    engine.delayMs = 1500;
+    try {
+      const body = JSON.stringify({ model: 'echo-last', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 2 } });
+      const r = await rawRequest(port, head('/v1/forecast', Buffer.byteLength(body), { ...auth(), Connection: 'close' }), body, 5000);
+      assert.equal(r.status, 200, r.head);
+      assert.ok(r.ms >= 1500, `${r.ms} ms`);
+    } finally {
+      engine.delayMs = 0;
     }
   });
 });
