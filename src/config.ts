@@ -51,6 +51,8 @@ const envSchema = z.object({
   // A body must bring at least this many bytes per second, over each window (408; 0: no minimum).
   REQUEST_BODY_MIN_BYTES_PER_SECOND: intFrom(1024, 0, 1024 * 1024 * 1024),
   REQUEST_BODY_RATE_WINDOW_MS: intFrom(10_000, 100, 3_600_000),
+  // An answer whose connection takes nothing for this long (a client that stopped reading) is dropped (0: never).
+  RESPONSE_SEND_TIMEOUT_MS: intFrom(30_000, 0, 3_600_000),
   REGIONS: csv,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
@@ -199,6 +201,8 @@ export type Config = {
     /** A body bringing fewer bytes than this per second over a window is cut (0: no minimum). */
     bodyMinBytesPerSecond: number;
     bodyRateWindowMs: number;
+    /** Once an answer is being sent, how long its connection may make no progress before it is closed (0: never). */
+    sendTimeoutMs: number;
   };
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -410,6 +414,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       bodyMinBytesPerSecond: e.REQUEST_BODY_MIN_BYTES_PER_SECOND,
       bodyRateWindowMs: e.REQUEST_BODY_RATE_WINDOW_MS,
+      sendTimeoutMs: e.RESPONSE_SEND_TIMEOUT_MS,
     },
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,

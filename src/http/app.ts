@@ -214,6 +214,25 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     return payload;
   });
 
+  // An answer is held in memory until the client has read it (a forecast's is serialised whole
+  // before its debit, ADR 0010): a client that stops reading must not hold it forever (60 unread
+  // answers were 2 GB of RSS). Once the answer starts, a connection that takes nothing for
+  // RESPONSE_SEND_TIMEOUT_MS is closed. Node's socket timeout counts inactivity: every write the
+  // kernel accepts restarts it, so a slow reader that keeps reading is not cut, and after the answer
+  // Node puts the keep-alive timeout in its place.
+  const sendTimeoutMs = config.http.sendTimeoutMs;
+  if (sendTimeoutMs > 0) {
+    app.addHook('onSend', async (req, reply, payload) => {
+      const res = reply.raw;
+      if (!res.headersSent && !res.destroyed) {
+        res.setTimeout(sendTimeoutMs, () => {
+          req.log.info({ sendTimeoutMs, written: res.socket?.bytesWritten }, 'answer not read in time: connection closed');
+          res.destroy();
+        });
+      }
+      return payload;
+    });
+  }
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   registerRefusalLog(app);
   // A second router holding every route's path, only to answer "which methods does this path

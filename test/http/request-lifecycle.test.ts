@@ -183,3 +183,62 @@ describe(`the request lifecycle: time to send a request (${DB_KIND})`, () => {
     }
   });
 });
+
+describe(`the request lifecycle: an answer nobody reads (${DB_KIND})`, () => {
+  let t: ListeningApp;
+  let port: number;
+  let key: string;
+  before(async () => {
+    t = await createListeningApp({ env: { RESPONSE_SEND_TIMEOUT_MS: '500' } });
+    t.app.server.on('connection', (s: Socket) => serverSide.set(s.remotePort as number, s));
+    port = Number(new URL(t.baseUrl).port);
+    key = (await createKey(t, await registerUser(t))).key;
+  });
+  after(() => t.close());
+
+  /** The server's end of each connection, by the client's port. */
+  const serverSide = new Map<number, Socket>();
+
+  /**
+   * Sends a request and reads nothing until `pauseMs` after the server has started writing the
+   * answer, then reads what is left: the bytes, and whether the answer ended (its last chunk).
+   */
+  function readLate(body: string, pauseMs: number): Promise<{ bytes: number; complete: boolean }> {
+    return new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let bytes = 0;
+      let tail = '';
+      socket.pause();
+      socket.on('connect', async () => {
+        socket.write(head('/v1/forecast', Buffer.byteLength(body), { Authorization: `Bearer ${key}`, Connection: 'close' }));
+        socket.write(body);
+        const started = () => (serverSide.get(socket.localPort as number)?.bytesWritten ?? 0) > 0;
+        while (!started()) await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, pauseMs));
+        socket.on('data', (d: Buffer) => {
+          bytes += d.length;
+          tail = (tail + d.toString('latin1')).slice(-16);
+        });
+        socket.resume();
+      });
+      const done = () => resolve({ bytes, complete: tail.endsWith('0\r\n\r\n') });
+      socket.on('error', done);
+      socket.on('close', done);
+    });
+  }
+
+  // About 10 MB of answer: more than the kernel's socket buffers take for a reader that reads nothing.
+  const large = JSON.stringify({ model: 'echo-last', inputs: [{ target: [1.5, 2.5, 3.5] }], parameters: { prediction_length: 10_000, num_samples: 190 } });
+
+  test('an answer whose client reads nothing for RESPONSE_SEND_TIMEOUT_MS is dropped, its connection closed', async () => {
+    const r = await readLate(large, 1500);
+    assert.equal(r.complete, false, `${r.bytes} bytes`);
+    assert.ok(r.bytes < 8_000_000, `${r.bytes} bytes`);
+  });
+
+  test('a client that reads in time gets the whole answer', async () => {
+    const r = await readLate(large, 0);
+    assert.equal(r.complete, true, `${r.bytes} bytes`);
+    assert.ok(r.bytes > 9_000_000, `${r.bytes} bytes`);
+  });
+});
