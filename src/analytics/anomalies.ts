@@ -284,8 +284,14 @@ export async function planAnomalies(ctx: ForecastCtx, req: DetectAnomaliesReques
 }
 
 /** Runs the fit (if any) and scores every series; no metering. */
-export async function executeAnomalies(ctx: ForecastCtx, req: DetectAnomaliesRequestT, plan: AnomalyPlan, tenant?: string): Promise<DetectAnomaliesResponse> {
-  const fitted = plan.fit ? await executePrepared(ctx, plan.fit.prepared, undefined, tenant) : null;
+export async function executeAnomalies(
+  ctx: ForecastCtx,
+  req: DetectAnomaliesRequestT,
+  plan: AnomalyPlan,
+  tenant?: string,
+  signal?: AbortSignal,
+): Promise<DetectAnomaliesResponse> {
+  const fitted = plan.fit ? await executePrepared(ctx, plan.fit.prepared, signal, tenant) : null;
   const frequency = req.frequency ? parseFrequency(req.frequency) : null;
   const outputs: DetectAnomaliesResponse['outputs'] = [];
   let total = 0;
@@ -369,7 +375,7 @@ export async function runDetectAnomalies<T = DetectAnomaliesResponse>(
     principal,
     call,
     { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage },
-    () => executeAnomalies(ctx, req, plan, principal.user.id),
+    () => executeAnomalies(ctx, req, plan, principal.user.id, call.signal),
     finish,
   );
 }

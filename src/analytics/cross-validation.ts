@@ -279,13 +279,19 @@ function scoreWindow(
 const tally = (pairs: number): Tally => ({ smape: [], mase: [], wql: [], inside: new Array(pairs).fill(0), total: new Array(pairs).fill(0) });
 
 /** Runs the planned windows (at most CONCURRENCY at a time) and scores them; no metering. */
-export async function executeCrossValidation(ctx: ForecastCtx, req: CrossValidationRequestT, plan: CvPlan, tenant?: string): Promise<CrossValidationResponse> {
+export async function executeCrossValidation(
+  ctx: ForecastCtx,
+  req: CrossValidationRequestT,
+  plan: CvPlan,
+  tenant?: string,
+  signal?: AbortSignal,
+): Promise<CrossValidationResponse> {
   const h = plan.horizon;
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
   const season = plan.runs[0]?.[0]?.prepared.frequency?.seasonLength ?? 1;
   const pairs = intervals(plan.levels);
   // The worker writes each window's forecast as text (sent as it is); scoring reads it back one window at a time.
-  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant, jobOf(p.prepared, true))));
+  const tasks = plan.runs.flatMap((windows) => windows.map((p) => () => executePrepared(ctx, p.prepared, signal, tenant, jobOf(p.prepared, true))));
   const done = await limited(tasks, CONCURRENCY);
   const results: CrossValidationResponse['results'] = [];
   for (const [m, windows] of plan.runs.entries()) {
@@ -349,7 +355,7 @@ export async function runCrossValidation<T = CrossValidationResponse>(
     principal,
     call,
     { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage },
-    () => executeCrossValidation(ctx, req, plan, principal.user.id),
+    () => executeCrossValidation(ctx, req, plan, principal.user.id, call.signal),
     finish,
   );
 }

@@ -236,8 +236,8 @@ export async function planImpute(ctx: ForecastCtx, req: ImputeRequestT): Promise
 }
 
 /** Runs the fits and fills every gap (linearly where neither side could be modelled); no metering. */
-export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string): Promise<ImputeResponse> {
-  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, undefined, tenant));
+export async function executeImpute(ctx: ForecastCtx, req: ImputeRequestT, plan: ImputePlan, tenant?: string, signal?: AbortSignal): Promise<ImputeResponse> {
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => executePrepared(ctx, p.prepared, signal, tenant));
   const done = await limited(runs, 2);
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
@@ -307,7 +307,7 @@ export async function runImpute<T = ImputeResponse>(
     principal,
     call,
     { model: 'impute', models, credits: plan.credits, usage: plan.usage },
-    () => executeImpute(ctx, req, plan, principal.user.id),
+    () => executeImpute(ctx, req, plan, principal.user.id, call.signal),
     finish,
   );
 }

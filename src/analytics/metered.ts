@@ -2,6 +2,7 @@ import type { Principal } from '../accounts/credentials.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { AppError } from '../shared/errors.ts';
+import { throwIfGone } from '../shared/client-gone.ts';
 
 export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
 
@@ -39,7 +40,8 @@ export function checkOutputCap(ctx: ForecastCtx, outputValues: number, what: str
 /**
  * The metered path of an analytics call, as the forecast's: access to every model, one hold for
  * the whole price before anything runs, the runs, `finish` (e.g. serialise the answer), then one
- * commit (debit and usage event) or a release: an answer that cannot be produced or written costs nothing.
+ * commit (debit and usage event) or a release: an answer that cannot be produced or written, or
+ * whose client left (`call.signal`), costs nothing.
  */
 export async function runMetered<R, T = R>(
   ctx: ForecastCtx,
@@ -62,6 +64,8 @@ export async function runMetered<R, T = R>(
   let out: T;
   try {
     out = await finish(await work());
+    // A call whose client left is not committed (ADR 0040); its runs were stopped through the same signal.
+    throwIfGone(call.signal);
   } catch (err) {
     await hold.release(err instanceof Error ? err.message : 'failed');
     throw err;

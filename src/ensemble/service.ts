@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
 import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
+import { throwIfGone } from '../shared/client-gone.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { TurnBudget } from '../shared/turns.ts';
 import { NOT_DOWNLOADED } from '../engine/files.ts';
@@ -381,6 +382,7 @@ export async function executeEnsemble(
   ctx: ForecastCtx,
   plan: EnsemblePlan,
   tenant?: string,
+  signal?: AbortSignal,
 ): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
   const t0 = performance.now();
   const req = plan.request;
@@ -398,8 +400,8 @@ export async function executeEnsemble(
         try {
           const [final, ...bts] = await Promise.all([
             // The final forecast's samples stay as the worker wrote them (only picked by the blend).
-            run(() => executeWritten(ctx, c.final, tenant)),
-            ...c.backtests.map((b) => run(() => executePrepared(ctx, b, undefined, tenant))),
+            run(() => executeWritten(ctx, c.final, tenant, signal)),
+            ...c.backtests.map((b) => run(() => executePrepared(ctx, b, signal, tenant))),
           ]);
           ran.set(c.model, { final: final as ForecastResponse, backtests: bts });
           const score = bts.reduce((a, bt, k) => a + scoreBacktest(plan, bt, season, k), 0) / bts.length;
@@ -580,8 +582,10 @@ export async function runEnsemble<T = EnsembleResponse>(
     credits: plan.totalCredits,
   });
   try {
-    const out = await executeEnsemble(ctx, plan, principal.user.id);
+    const out = await executeEnsemble(ctx, plan, principal.user.id, call.signal);
     const answer = await finish(out.response);
+    // A call whose client left is not committed (ADR 0040): its candidates were stopped by the same signal.
+    throwIfGone(call.signal);
     const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
     call.receipt?.add(charge);
     return answer;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { createEngine } from '../../src/engine/engine.ts';
+import { booksOf } from '../billing/helpers.ts';
 import { createKey, DB_KIND, registerUser, type TestUser } from '../helpers/app.ts';
 import { FakeEngine } from '../helpers/fake-engine.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
@@ -240,5 +242,115 @@ describe(`the request lifecycle: an answer nobody reads (${DB_KIND})`, () => {
     const r = await readLate(large, 0);
     assert.equal(r.complete, true, `${r.bytes} bytes`);
     assert.ok(r.bytes > 9_000_000, `${r.bytes} bytes`);
+  });
+});
+
+describe(`the request lifecycle: a client that leaves before its answer (${DB_KIND})`, () => {
+  const until = async (what: string, ok: () => boolean | Promise<boolean>, ms: number) => {
+    const end = performance.now() + ms;
+    while (!(await ok())) {
+      if (performance.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  /** Opens a request and returns its socket (the client leaves by destroying it). */
+  const open = (port: number, path: string, key: string, body: unknown): Socket => {
+    const text = JSON.stringify(body);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    const mcp: Record<string, string> = path === '/mcp' ? { Accept: 'application/json, text/event-stream' } : {};
+    socket.write(head(path, Buffer.byteLength(text), { Authorization: `Bearer ${key}`, ...mcp }));
+    socket.write(text);
+    return socket;
+  };
+
+  test('a running job is stopped and a queued one dropped; nothing is held, charged or recorded', async () => {
+    const engine = createEngine({ poolSize: 1, timeoutMs: 120_000, maxQueue: 64, modelsDir: '/nonexistent', threads: 1 });
+    const stats = () => engine.stats?.() ?? { running: -1, waiting: -1 };
+    const t = await createListeningApp({ overrides: { engine, backgroundJobs: false } });
+    try {
+      const port = Number(new URL(t.baseUrl).port);
+      const u = await registerUser(t);
+      const key = (await createKey(t, u)).key;
+      const before = await booksOf(t, u.id);
+      // 8 series × 1,000 points of auto-arima: about 5 s on one worker.
+      const inputs = Array.from({ length: 8 }, (_, s) => ({
+        target: Array.from({ length: 1000 }, (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 24 + s) + 3 * Math.sin(i * 0.37 * (s + 1)) + (i % (5 + s))),
+      }));
+      const body = { model: 'auto-arima', inputs, parameters: { prediction_length: 24, frequency: 'h' } };
+      const running = open(port, '/v1/forecast', key, body);
+      await until('the first job runs', () => stats().running === 1, 10_000);
+      const queued = open(port, '/v1/forecast', key, body);
+      await until('the second job waits (one job per account at once)', () => stats().waiting === 1, 10_000);
+      queued.destroy();
+      await until('the queued job is dropped', () => stats().waiting === 0, 2000);
+      assert.equal(stats().running, 1);
+      running.destroy();
+      // The worker is stopped (its thread terminated), not left to finish the 5 s job.
+      await until('the running job is stopped', () => stats().running === 0, 2000);
+      await until('the holds are released', async () => (await booksOf(t, u.id)).held === 0, 5000);
+      const after = await booksOf(t, u.id);
+      assert.equal(after.balance, before.balance);
+      assert.equal(after.events, 0);
+      assert.equal(after.debits, 0);
+      assert.ok(after.balanced);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a job that finishes after its client left is not charged: forecast, batch, cross-validation, an MCP tool call', async () => {
+    // An engine that does not stop on the signal: the answer is ready, but there is nobody to give it to.
+    const engine = new FakeEngine();
+    engine.delayMs = 400;
+    const t = await createListeningApp({ overrides: { engine, backgroundJobs: false } });
+    try {
+      const port = Number(new URL(t.baseUrl).port);
+      const u = await registerUser(t);
+      const key = (await createKey(t, u)).key;
+      const target = [5, 7, 6, 8, 7, 9, 8, 10, 9, 11, 10, 12, 11, 13, 12, 14];
+      const calls = [
+        ['/v1/forecast', { model: 'echo-last', inputs: [{ target }], parameters: { prediction_length: 3 } }],
+        ['/v1/forecast/batch', { requests: [{ model: 'echo-last', inputs: [{ target }], parameters: { prediction_length: 3 } }] }],
+        ['/v1/cross-validation', { models: ['echo-last'], inputs: [{ target }], prediction_length: 2, n_windows: 2 }],
+        [
+          '/mcp',
+          {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'forecast', arguments: { model: 'echo-last', inputs: [{ target }], parameters: { prediction_length: 3 } } },
+          },
+        ],
+      ] as const;
+      const before = await booksOf(t, u.id);
+      for (const [path, body] of calls) {
+        const jobs = engine.jobs.length;
+        const socket = open(port, path, key, body);
+        await until(`${path}: the job runs`, () => engine.jobs.length > jobs, 5000);
+        socket.destroy();
+        // Past the job's end, and its release.
+        await new Promise((r) => setTimeout(r, 1000));
+        const after = await booksOf(t, u.id);
+        assert.equal(after.events, 0, `${path}: no usage event`);
+        assert.equal(after.balance, before.balance, `${path}: nothing charged`);
+        assert.equal(after.held, 0, `${path}: the hold released`);
+        assert.ok(after.balanced, path);
+      }
+      // The same calls, read: charged as usual.
+      for (const [path, body] of calls) {
+        const r = await fetch(`${t.baseUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+          body: JSON.stringify(body),
+        });
+        const text = await r.text();
+        assert.equal(r.status, 200, `${path}: ${text}`);
+        assert.doesNotMatch(text, /"isError":true/, path);
+      }
+      assert.equal((await booksOf(t, u.id)).events, calls.length);
+    } finally {
+      await t.close();
+    }
   });
 });
