@@ -11,7 +11,7 @@ import type { Deps } from '../deps-types.ts';
 import { registerRefusalLog } from './refusals.ts';
 import { sendRestError } from './errors.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
-import { BODY_TOO_SLOW, watchBodyRate } from './body-rate.ts';
+import { BODY_TOO_SLOW, watchBodyRate, watchSend } from './progress.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
@@ -214,22 +214,12 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
     return payload;
   });
 
-  // An answer is held in memory until the client has read it (a forecast's is serialised whole
-  // before its debit, ADR 0010): a client that stops reading must not hold it forever (60 unread
-  // answers were 2 GB of RSS). Once the answer starts, a connection that takes nothing for
-  // RESPONSE_SEND_TIMEOUT_MS is closed. Node's socket timeout counts inactivity: every write the
-  // kernel accepts restarts it, so a slow reader that keeps reading is not cut, and after the answer
-  // Node puts the keep-alive timeout in its place.
+  // An answer whose client stopped reading is dropped after RESPONSE_SEND_TIMEOUT_MS without
+  // progress (src/http/progress.ts, ADR 0040).
   const sendTimeoutMs = config.http.sendTimeoutMs;
   if (sendTimeoutMs > 0) {
     app.addHook('onSend', async (req, reply, payload) => {
-      const res = reply.raw;
-      if (!res.headersSent && !res.destroyed) {
-        res.setTimeout(sendTimeoutMs, () => {
-          req.log.info({ sendTimeoutMs, written: res.socket?.bytesWritten }, 'answer not read in time: connection closed');
-          res.destroy();
-        });
-      }
+      watchSend(reply.raw, sendTimeoutMs, (written) => req.log.info({ sendTimeoutMs, written }, 'answer not read in time: connection closed'));
       return payload;
     });
   }

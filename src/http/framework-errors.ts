@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { AppError, ERROR_STATUS, type ErrorCode } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { sendRestError } from './errors.ts';
-import { BODY_TOO_SLOW } from './body-rate.ts';
+import { BODY_TOO_SLOW } from './progress.ts';
 
 /** Paths are quoted in a message up to this length; a longer one is described, never echoed. */
 const MAX_QUOTED_PATH = 100;

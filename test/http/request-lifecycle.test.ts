@@ -190,8 +190,9 @@ describe(`the request lifecycle: an answer nobody reads (${DB_KIND})`, () => {
   let t: ListeningApp;
   let port: number;
   let key: string;
+  const engine = new FakeEngine();
   before(async () => {
-    t = await createListeningApp({ env: { RESPONSE_SEND_TIMEOUT_MS: '500' } });
+    t = await createListeningApp({ env: { RESPONSE_SEND_TIMEOUT_MS: '500' }, overrides: { engine } });
     t.app.server.on('connection', (s: Socket) => serverSide.set(s.remotePort as number, s));
     port = Number(new URL(t.baseUrl).port);
     key = (await createKey(t, await registerUser(t))).key;
@@ -242,6 +243,21 @@ describe(`the request lifecycle: an answer nobody reads (${DB_KIND})`, () => {
     const r = await readLate(large, 0);
     assert.equal(r.complete, true, `${r.bytes} bytes`);
     assert.ok(r.bytes > 9_000_000, `${r.bytes} bytes`);
+  });
+
+  test('the watch ends with its answer: a pipelined request computing longer than RESPONSE_SEND_TIMEOUT_MS behind it is answered', async () => {
+    const body = JSON.stringify({ model: 'echo-last', inputs: [{ target: [1, 2, 3] }], parameters: { prediction_length: 2 } });
+    const one = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const last = `${head('/v1/forecast', Buffer.byteLength(body), { Authorization: `Bearer ${key}`, Connection: 'close' })}${body}`;
+    // Both requests in one write: the second computes (1.5 s) while the first is answered, and long after.
+    engine.delayMs = 1500;
+    try {
+      const r = await rawRequest(port, one + last, '', 6000);
+      assert.equal(r.status, 200, r.head);
+      assert.equal((`${r.head}\r\n\r\n${r.body}`.match(/HTTP\/1\.1 200/g) ?? []).length, 2, r.body.slice(0, 300));
+    } finally {
+      engine.delayMs = 0;
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -39,4 +40,43 @@ export function watchBodyRate(
   timer.unref();
   req.raw.once('end', stop);
   reply.raw.once('close', stop);
+}
+
+/**
+ * Closes the connection of an answer that makes no progress for `timeoutMs`: nothing handed to the
+ * socket (the client stopped reading, the kernel's buffers are full, the stream waits for a drain
+ * that never comes). The answer is in memory until it is read (a forecast's is serialised whole
+ * before its debit, ADR 0010); 60 unread answers were 2 GB of RSS. A slow reader that keeps reading
+ * makes progress and is not cut; the time to compute the answer does not count (this starts with
+ * it). A timer of its own, not the socket's timeout: Node gives that to keep-alive, and a pipelined
+ * request computing its answer behind this one must not inherit it.
+ */
+export function watchSend(res: ServerResponse, timeoutMs: number, onStall: (written: number) => void): void {
+  const socket = res.socket;
+  if (!socket || timeoutMs <= 0 || res.writableFinished) return;
+  let last = socket.bytesWritten;
+  let lastProgress = performance.now();
+  const stop = () => {
+    clearInterval(timer);
+    res.off('finish', stop);
+    res.off('close', stop);
+  };
+  const timer = setInterval(
+    () => {
+      if (socket.destroyed) return stop();
+      const now = socket.bytesWritten;
+      if (now !== last) {
+        last = now;
+        lastProgress = performance.now();
+      } else if (performance.now() - lastProgress >= timeoutMs) {
+        stop();
+        onStall(now);
+        res.destroy();
+      }
+    },
+    Math.max(50, Math.floor(timeoutMs / 4)),
+  );
+  timer.unref();
+  res.once('finish', stop);
+  res.once('close', stop);
 }
