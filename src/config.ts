@@ -46,6 +46,13 @@ const envSchema = z.object({
   SESSION_TTL_DAYS: intFrom(30, 1, 3650),
   BODY_LIMIT_BYTES: intFrom(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   MCP_BODY_LIMIT_BYTES: intFrom(2 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  // A request's headers and body must arrive within this (408, connection closed; 0: no limit). ADR 0040.
+  REQUEST_TIMEOUT_MS: intFrom(60_000, 0, 3_600_000),
+  // A body must bring at least this many bytes per second, over each window (408; 0: no minimum).
+  REQUEST_BODY_MIN_BYTES_PER_SECOND: intFrom(1024, 0, 1024 * 1024 * 1024),
+  REQUEST_BODY_RATE_WINDOW_MS: intFrom(10_000, 100, 3_600_000),
+  // An answer whose connection takes nothing for this long (a client that stopped reading) is dropped (0: never).
+  RESPONSE_SEND_TIMEOUT_MS: intFrom(30_000, 0, 3_600_000),
   REGIONS: csv,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
@@ -137,6 +144,9 @@ const envSchema = z.object({
   INGEST_MAX_ROWS: intFrom(200_000, 1, 10_000_000),
   INGEST_MAX_COLUMNS: intFrom(100, 2, 10_000),
   INGEST_MAX_SERIES: intFrom(1000, 1, 100_000),
+  // Points of an ingest answer (gaps included), and null steps filled for gaps per point read (ADR 0040).
+  INGEST_MAX_POINTS: intFrom(2_000_000, 1, 2_000_000),
+  INGEST_GAP_FILL_RATIO: z.coerce.number().min(0).max(100_000).default(10),
   SCHEDULER: z.enum(['on', 'off']).default('on'),
   SCHEDULER_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
   SCHEDULE_LEASE_MS: intFrom(120_000, 1000, 86_400_000),
@@ -187,6 +197,16 @@ export type Config = {
    * (a 5.7 MB forecast over MCP held the loop 35–55 ms); larger data go through REST or a source URL.
    */
   mcpBodyLimitBytes: number;
+  /** How long a connection may take to send a request (ADR 0040). */
+  http: {
+    /** Headers and body in all, from the request's first byte (Node's requestTimeout; 0: none). */
+    requestTimeoutMs: number;
+    /** A body bringing fewer bytes than this per second over a window is cut (0: no minimum). */
+    bodyMinBytesPerSecond: number;
+    bodyRateWindowMs: number;
+    /** Once an answer is being sent, how long its connection may make no progress before it is closed (0: never). */
+    sendTimeoutMs: number;
+  };
   regions: string[];
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** auto: human-readable lines when stdout is a terminal, JSON lines otherwise. */
@@ -295,7 +315,16 @@ export type Config = {
   /** Fetches this service makes on a user's behalf (src/outbound): refused towards private networks. */
   outbound: OutboundConfig;
   /** POST /v1/series/ingest limits. */
-  ingest: { maxBytes: number; maxRows: number; maxColumns: number; maxSeries: number };
+  ingest: {
+    maxBytes: number;
+    maxRows: number;
+    maxColumns: number;
+    maxSeries: number;
+    /** Points of the answer in all, gaps included. */
+    maxPoints: number;
+    /** Null steps filled for gaps per point read (plus a floor of 1000): the answer follows from the data sent. */
+    gapFillRatio: number;
+  };
   schedules: {
     /** The scheduler loop runs in this process (every replica may run it: runs are claimed in the database). */
     scheduler: boolean;
@@ -397,6 +426,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionTtlMs: e.SESSION_TTL_DAYS * 24 * 3600 * 1000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     mcpBodyLimitBytes: Math.min(e.MCP_BODY_LIMIT_BYTES, e.BODY_LIMIT_BYTES),
+    http: {
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      bodyMinBytesPerSecond: e.REQUEST_BODY_MIN_BYTES_PER_SECOND,
+      bodyRateWindowMs: e.REQUEST_BODY_RATE_WINDOW_MS,
+      sendTimeoutMs: e.RESPONSE_SEND_TIMEOUT_MS,
+    },
     regions: e.REGIONS.length > 0 ? e.REGIONS : ['local'],
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
@@ -478,7 +513,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBytes: e.OUTBOUND_MAX_BYTES,
       maxRedirects: e.OUTBOUND_MAX_REDIRECTS,
     },
-    ingest: { maxBytes: e.INGEST_MAX_BYTES, maxRows: e.INGEST_MAX_ROWS, maxColumns: e.INGEST_MAX_COLUMNS, maxSeries: e.INGEST_MAX_SERIES },
+    ingest: {
+      maxBytes: e.INGEST_MAX_BYTES,
+      maxRows: e.INGEST_MAX_ROWS,
+      maxColumns: e.INGEST_MAX_COLUMNS,
+      maxSeries: e.INGEST_MAX_SERIES,
+      maxPoints: e.INGEST_MAX_POINTS,
+      gapFillRatio: e.INGEST_GAP_FILL_RATIO,
+    },
     schedules: {
       scheduler: e.SCHEDULER === 'on',
       intervalMs: e.SCHEDULER_INTERVAL_MS,

@@ -291,8 +291,9 @@ export async function executeAnomalies(
   plan: AnomalyPlan,
   tenant?: string,
   charges = new TimeoutCharges(),
+  signal?: AbortSignal,
 ): Promise<DetectAnomaliesResponse> {
-  const fitted = plan.fit ? await charges.watch(executePrepared(ctx, plan.fit.prepared, undefined, tenant)) : null;
+  const fitted = plan.fit ? await charges.watch(executePrepared(ctx, plan.fit.prepared, signal, tenant)) : null;
   const frequency = req.frequency ? parseFrequency(req.frequency) : null;
   const outputs: DetectAnomaliesResponse['outputs'] = [];
   let total = 0;
@@ -376,7 +377,7 @@ export async function runDetectAnomalies<T = DetectAnomaliesResponse>(
     principal,
     call,
     { model: 'detect-anomalies', models: plan.fit ? [req.model] : [], credits: plan.credits, usage: plan.usage },
-    (charges) => executeAnomalies(ctx, req, plan, principal.user.id, charges),
+    (charges) => executeAnomalies(ctx, req, plan, principal.user.id, charges, call.signal),
     finish,
   );
 }

@@ -283,6 +283,7 @@ export async function executeCrossValidation(
   plan: CvPlan,
   tenant?: string,
   charges = new TimeoutCharges(),
+  signal?: AbortSignal,
 ): Promise<CrossValidationResponse> {
   const h = plan.horizon;
   const columns = req.inputs.map((x) => toColumns(x.target ?? []));
@@ -291,7 +292,7 @@ export async function executeCrossValidation(
   // The worker writes each window's forecast as text (sent as it is); scoring reads it back one window at a time.
   // The request's windows queue here, not in the shared engine queue.
   const tasks = plan.runs.flatMap((windows) =>
-    windows.map((p) => () => charges.watch(executePrepared(ctx, p.prepared, undefined, tenant, jobOf(p.prepared, true)))),
+    windows.map((p) => () => charges.watch(executePrepared(ctx, p.prepared, signal, tenant, jobOf(p.prepared, true)))),
   );
   const done = await limited(tasks, JOBS_IN_FLIGHT);
   const results: CrossValidationResponse['results'] = [];
@@ -356,7 +357,7 @@ export async function runCrossValidation<T = CrossValidationResponse>(
     principal,
     call,
     { model: 'cross-validation', models: req.models, credits: plan.credits, usage: plan.usage },
-    (charges) => executeCrossValidation(ctx, req, plan, principal.user.id, charges),
+    (charges) => executeCrossValidation(ctx, req, plan, principal.user.id, charges, call.signal),
     finish,
   );
 }

@@ -263,8 +263,9 @@ export async function executeImpute(
   plan: ImputePlan,
   tenant?: string,
   charges = new TimeoutCharges(),
+  signal?: AbortSignal,
 ): Promise<ImputeResponse> {
-  const runs = [...plan.forward, ...plan.backward].map((p) => () => charges.watch(executePrepared(ctx, p.prepared, undefined, tenant)));
+  const runs = [...plan.forward, ...plan.backward].map((p) => () => charges.watch(executePrepared(ctx, p.prepared, signal, tenant)));
   const done = await limited(runs, JOBS_IN_FLIGHT);
   const means = (from: number, count: number): number[][] => done.slice(from, from + count).flatMap((r) => r.outputs.map((o) => o.mean.map((row) => row[0]!)));
   const fwd = means(0, plan.forward.length);
@@ -334,7 +335,7 @@ export async function runImpute<T = ImputeResponse>(
     principal,
     call,
     { model: 'impute', models, credits: plan.credits, usage: plan.usage },
-    (charges) => executeImpute(ctx, req, plan, principal.user.id, charges),
+    (charges) => executeImpute(ctx, req, plan, principal.user.id, charges, call.signal),
     finish,
   );
 }

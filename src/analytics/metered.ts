@@ -4,6 +4,7 @@ import { settleFailed, TimeoutCharges } from '../forecasting/timed-out.ts';
 import type { Usage } from '../forecasting/metering.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { AppError } from '../shared/errors.ts';
+import { throwIfGone } from '../shared/client-gone.ts';
 
 export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
 
@@ -41,7 +42,8 @@ export function checkOutputCap(ctx: ForecastCtx, outputValues: number, what: str
 /**
  * The metered path of an analytics call, as the forecast's: access to every model, one hold for
  * the whole price before anything runs, the runs, `finish` (e.g. serialise the answer), then one
- * commit (debit and usage event) or a release: an answer that cannot be produced or written costs nothing.
+ * commit (debit and usage event) or a release: an answer that cannot be produced or written, or
+ * whose client left (`call.signal`), costs nothing.
  */
 export async function runMetered<R, T = R>(
   ctx: ForecastCtx,
@@ -66,6 +68,8 @@ export async function runMetered<R, T = R>(
   let out: T;
   try {
     out = await finish(await work(charges));
+    // A call whose client left is not committed (ADR 0040); its runs were stopped through the same signal.
+    throwIfGone(call.signal);
   } catch (err) {
     // Released, but for the jobs that ran for the engine's whole time limit (ADR 0039).
     await settleFailed(hold, charges, err, call, charge.credits, Math.round(performance.now() - t0));

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Principal } from '../accounts/credentials.ts';
 import { COMBO_MEMBERS } from '../engine/models/combo.ts';
 import { AppError, type FieldIssue, ValidationFailure } from '../shared/errors.ts';
+import { throwIfGone } from '../shared/client-gone.ts';
 import type { CallInfo, ForecastCtx, Planned } from '../forecasting/service.ts';
 import { TurnBudget } from '../shared/turns.ts';
 import { NOT_DOWNLOADED } from '../engine/files.ts';
@@ -384,6 +385,7 @@ export async function executeEnsemble(
   tenant?: string,
   /** Jobs that ran for the engine's whole time limit: charged (ADR 0039), with the call's answer or without one. */
   charges = new TimeoutCharges(),
+  signal?: AbortSignal,
 ): Promise<{ response: EnsembleResponse; credits: number; usage: Usage }> {
   const t0 = performance.now();
   const req = plan.request;
@@ -405,8 +407,8 @@ export async function executeEnsemble(
         // Every job of the candidate ends before it is judged: one that runs out of time later is counted too.
         const jobs = await Promise.allSettled([
           // The final forecast's samples stay as the worker wrote them (only picked by the blend).
-          run(() => own.watch(executeWritten(ctx, c.final, tenant))),
-          ...c.backtests.map((b) => run(() => own.watch(executePrepared(ctx, b, undefined, tenant)))),
+          run(() => own.watch(executeWritten(ctx, c.final, tenant, signal))),
+          ...c.backtests.map((b) => run(() => own.watch(executePrepared(ctx, b, signal, tenant)))),
         ]);
         if (own.credits > 0) {
           timedOut.push({ model: c.model, credits: own.credits });
@@ -604,8 +606,10 @@ export async function runEnsemble<T = EnsembleResponse>(
   const charges = new TimeoutCharges();
   const t0 = performance.now();
   try {
-    const out = await executeEnsemble(ctx, plan, principal.user.id, charges);
+    const out = await executeEnsemble(ctx, plan, principal.user.id, charges, call.signal);
     const answer = await finish(out.response);
+    // A call whose client left is not committed (ADR 0040): its candidates were stopped by the same signal.
+    throwIfGone(call.signal);
     const charge = await hold.commit({ latencyMs: out.response.ensemble_result.latency_ms ?? 0, credits: out.credits, usage: out.usage });
     call.receipt?.add(charge);
     return answer;

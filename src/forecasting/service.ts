@@ -7,6 +7,7 @@ import { type EncodedForecast, isEncoded } from '../engine/encode.ts';
 import { EngineError, type Engine, type EngineJob, type SeriesForecast } from '../engine/types.ts';
 import { RawJson } from '../shared/json.ts';
 import { AppError, ValidationFailure } from '../shared/errors.ts';
+import { throwIfGone } from '../shared/client-gone.ts';
 import { type Frequency, timestampsJson } from './frequency.ts';
 import type { Meter, Receipt, UsageSource } from './metering.ts';
 import { prepareForecast, type PreparedForecast, type PrepareLimits } from './prepare.ts';
@@ -25,6 +26,8 @@ export interface CallInfo {
   source: UsageSource;
   /** Where settled debits are added up for the boundary (cost headers); optional. */
   receipt?: Receipt;
+  /** Aborted when the call's client has left: the job is dropped or stopped, nothing is charged (ADR 0040). */
+  signal?: AbortSignal;
 }
 
 /** Fixed seed: the same request gives the same quantiles and samples. */
@@ -122,6 +125,8 @@ export async function executePrepared(
   try {
     forecasts = await ctx.engine.forecast(job, { ...(signal ? { signal } : {}), ...(tenant !== undefined ? { tenant } : {}) });
   } catch (err) {
+    // The engine stopped the job because the client left: not a model failure, nothing charged.
+    throwIfGone(signal);
     if (err instanceof EngineError && err.kind === 'timeout') throw timedOut(ctx, prepared, err);
     throw engineFailure(err, seriesToInput);
   }
@@ -204,8 +209,8 @@ export function samplePaths(samples: number[][][] | null): number[][][] | null {
  * blended, sample paths only picked): mean and quantiles come back as numbers, samples one
  * RawJson per path. The millions of numbers of samples are never shaped into arrays here.
  */
-export async function executeWritten(ctx: ForecastCtx, prepared: PreparedForecast, tenant?: string): Promise<ForecastResponse> {
-  const r = await executePrepared(ctx, prepared, undefined, tenant, jobOf(prepared, true));
+export async function executeWritten(ctx: ForecastCtx, prepared: PreparedForecast, tenant?: string, signal?: AbortSignal): Promise<ForecastResponse> {
+  const r = await executePrepared(ctx, prepared, signal, tenant, jobOf(prepared, true));
   const outputs: ForecastResponse['outputs'] = [];
   for (const o of r.outputs) {
     outputs.push({
@@ -344,7 +349,8 @@ export type Planned = ReturnType<typeof planForecast>;
  * event) → the caller sends. Any failure after the hold, including in `finish` or the commit,
  * releases it: a forecast that cannot be produced costs nothing. A job the engine runs inline is
  * not held: its commit reserves and debits in one step, and refuses (402) when the account cannot
- * pay (ADR 0014).
+ * pay (ADR 0014). A call whose client left (`signal`, else `call.signal`) stops there and is not
+ * committed: the client will not get the answer (ADR 0040).
  */
 export async function runPlanned<T>(
   ctx: ForecastCtx,
@@ -356,6 +362,8 @@ export async function runPlanned<T>(
   /** `finish` only serialises (serialiseJson): the worker may write the numbers (executePrepared). */
   encode = false,
 ): Promise<T> {
+  const gone = signal ?? call.signal;
+  throwIfGone(gone);
   await ctx.meter.checkModelAccess(principal, prepared.model.id);
   const built = jobOf(prepared, encode);
   // A job the engine runs inline costs less than reserving its credits: it runs first and is
@@ -373,8 +381,9 @@ export async function runPlanned<T>(
   const charges = new TimeoutCharges();
   const t0 = performance.now();
   try {
-    const response = await charges.watch(executePrepared(ctx, prepared, signal, principal.user.id, built));
+    const response = await charges.watch(executePrepared(ctx, prepared, gone, principal.user.id, built));
     const answer = await finish(response);
+    throwIfGone(gone);
     // Not `call.receipt?.add(await …)`: optional chaining would skip the commit itself.
     const charge = await hold.commit({ latencyMs: response.latency_ms ?? 0 });
     call.receipt?.add(charge);

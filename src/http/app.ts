@@ -11,6 +11,7 @@ import type { Deps } from '../deps-types.ts';
 import { registerRefusalLog } from './refusals.ts';
 import { sendRestError } from './errors.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
+import { BODY_TOO_SLOW, watchBodyRate, watchSend } from './progress.ts';
 import { BodyParseError, SchemaValidationError } from './validation.ts';
 import { registerAuthHook } from './auth.ts';
 import { registerCsrfHook } from './csrf.ts';
@@ -87,6 +88,12 @@ export function loggablePath(req: FastifyRequest): string {
   return (req.url.split('?')[0] ?? '').replace(SECRET_SHAPE, '[redacted]');
 }
 
+/** Node's own timeouts of a request's headers and body, and how often it checks them. */
+function httpServerOptions(requestTimeoutMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+  const headersTimeout = requestTimeoutMs > 0 ? Math.min(60_000, requestTimeoutMs) : 60_000;
+  return { requestTimeout: requestTimeoutMs, headersTimeout, connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(headersTimeout / 4))) };
+}
+
 /** The Fastify app with everything but the routes: parsing, errors, OpenAPI, auth and rate-limit hooks. */
 export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -103,6 +110,11 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
             },
           },
     bodyLimit: config.bodyLimitBytes,
+    // How long a connection may take to send a request (ADR 0040): headers and body in all within
+    // REQUEST_TIMEOUT_MS (Fastify's default is no limit), headers alone within 60 s at most, checked
+    // often enough that the limit holds within a few seconds (Node checks every 30 s by default).
+    requestTimeout: config.http.requestTimeoutMs,
+    http: httpServerOptions(config.http.requestTimeoutMs),
     trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
     // Time-ordered (UUIDv7, `req_` + 32 hex as before): usage events are indexed by (user_id,
@@ -184,7 +196,7 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
   // Bodies are read as sent: a compressed one (gzip, br, …) would be parsed as JSON, CSV or a form
   // and refused for the wrong reason. One refusal for every route, before any parser runs (/mcp and
   // the OAuth routes answer it in their own shapes from the AppError).
-  app.addHook('preParsing', async (req, _reply, payload) => {
+  app.addHook('preParsing', async (req, reply, payload) => {
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     if (encoding && encoding !== 'identity' && hasBody(req)) {
       const named = encoding.length <= 40 ? `'${encoding}'` : 'given';
@@ -192,9 +204,25 @@ export async function createHttpServer(deps: Deps): Promise<FastifyInstance> {
         'accept-encoding': 'identity',
       });
     }
+    // The body is about to be read (the credential is already checked): it must keep coming.
+    if (hasBody(req)) {
+      const { bodyMinBytesPerSecond: minBytesPerSecond, bodyRateWindowMs: windowMs } = config.http;
+      watchBodyRate(req, reply, { minBytesPerSecond, windowMs }, (socket) =>
+        clientError(Object.assign(new Error('request body too slow'), { code: BODY_TOO_SLOW }), socket),
+      );
+    }
     return payload;
   });
 
+  // An answer whose client stopped reading is dropped after RESPONSE_SEND_TIMEOUT_MS without
+  // progress (src/http/progress.ts, ADR 0040).
+  const sendTimeoutMs = config.http.sendTimeoutMs;
+  if (sendTimeoutMs > 0) {
+    app.addHook('onSend', async (req, reply, payload) => {
+      watchSend(reply.raw, sendTimeoutMs, (written) => req.log.info({ sendTimeoutMs, written }, 'answer not read in time: connection closed'));
+      return payload;
+    });
+  }
   app.setErrorHandler((err: FastifyError | Error, req, reply) => sendRestError(err, req, reply));
   registerRefusalLog(app);
   // A second router holding every route's path, only to answer "which methods does this path

@@ -58,9 +58,20 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       response: { ...(schema.response as Record<number, unknown> | undefined), 403: ErrorBody },
     };
   });
-  app.addHook('preValidation', async (req) => {
+  // onRequest, before the body is read: a request without a credential, or with one that does not
+  // resolve, is refused without reading or parsing its body (a 9 MB body was 0.41 CPU-s of parsing
+  // before its 401). The refusal closes the connection, so the rest of the body is not read either.
+  app.addHook('onRequest', async (req, reply) => {
     const mode = req.routeOptions.config.auth ?? 'public';
     if (mode === 'public') return;
+    try {
+      await authenticate(req, mode);
+    } catch (err) {
+      if (hasBody(req)) reply.header('connection', 'close');
+      throw err;
+    }
+  });
+  async function authenticate(req: FastifyRequest, mode: Exclude<AuthMode, 'public'>): Promise<void> {
     const token = credentialFrom(req);
     if (token === null) {
       if (mode === 'optional') return;
@@ -86,8 +97,11 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
     }
     const scope = req.routeOptions.config.scope;
     if (scope) requireScope(req.principal, scope);
-  });
+  }
 }
+
+const hasBody = (req: FastifyRequest): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** The authenticated caller of a route declared with auth 'user' or 'admin'. */
 export function principalOf(req: FastifyRequest): Principal {

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { AppError, ERROR_STATUS, type ErrorCode } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { sendRestError } from './errors.ts';
+import { BODY_TOO_SLOW } from './progress.ts';
 
 /** Paths are quoted in a message up to this length; a longer one is described, never echoed. */
 const MAX_QUOTED_PATH = 100;
@@ -52,7 +53,16 @@ export function clientErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknow
     };
   }
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { code: 'request_timeout', error: 'The request did not arrive in time: its headers (or body) took too long to be sent' };
+    return {
+      code: 'request_timeout',
+      error: 'The request did not arrive in time: its headers and body must be sent within REQUEST_TIMEOUT_MS (60 s by default)',
+    };
+  }
+  if (err.code === BODY_TOO_SLOW) {
+    return {
+      code: 'request_timeout',
+      error: 'The request body arrived too slowly: at least REQUEST_BODY_MIN_BYTES_PER_SECOND (1024 by default) over every REQUEST_BODY_RATE_WINDOW_MS (10 s)',
+    };
   }
   const reason = typeof err.reason === 'string' && PARSER_REASON.test(err.reason) ? ` (${err.reason})` : '';
   const what =

@@ -8,6 +8,7 @@ import { pointsOf, type Caller, type Operation } from '../shared/operation.ts';
 import { CLIENT_HEADER_DOC, usageSourceOf } from '../shared/usage-source.ts';
 import { isLargeBody } from './app.ts';
 import { credentialFrom } from './auth.ts';
+import { clientLeftSignal } from './client-signal.ts';
 import { restItemReport } from './errors.ts';
 import { ErrorBody, errors, IdempotencyKey, ValidationErrorBody } from '../shared/schemas.ts';
 import { Receipt } from '../shared/receipt.ts';
@@ -126,6 +127,8 @@ export function registerOperations(app: ZApp, deps: Deps, ops: readonly Operatio
           reportError: (err, id) => restItemReport(err, id, req.log),
           idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
           receipt,
+          // A client that leaves before the answer stops the call: its job is dropped or stopped, nothing is charged.
+          signal: clientLeftSignal(reply.raw),
         };
         // Schema validation of a large body ran in this turn: the service's own checks get the next one.
         if (isLargeBody(req)) await nextTurn();

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { principalOf } from '../http/auth.ts';
+import { clientLeftSignal } from '../http/client-signal.ts';
 import type { Deps } from '../deps-types.ts';
 import { randomUUID } from 'node:crypto';
 import { AppError, reportError, ValidationFailure } from '../shared/errors.ts';
@@ -192,6 +193,7 @@ export function registerMcpRoutes(app: ZApp, deps: Deps): void {
           // (costs by request id cover every call; batch items add `:<k>` below the call's id).
           nextRequestId: () => `${req.id}:mcp_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
           log: req.log,
+          signal: clientLeftSignal(reply.raw),
         },
         operations,
       );

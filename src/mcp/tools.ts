@@ -19,6 +19,8 @@ export interface ToolCallContext {
   /** Metering id of the next tool call: unique per call, under the HTTP request id. */
   nextRequestId(): string;
   log: FastifyBaseLogger;
+  /** Aborted when the HTTP request carrying the tool calls is closed before its answer: the calls stop, uncharged. */
+  signal?: AbortSignal;
 }
 
 type Structured = Record<string, unknown>;
@@ -150,6 +152,7 @@ export function registerTools(server: McpServer, appDeps: Deps, c: ToolCallConte
             reportError: (err, id) => mcpErrorReport(err, c.log, { tool: op.id, requestId: id }),
             idempotencyKey: op.idempotent && typeof key === 'string' ? key : null,
             receipt,
+            ...(c.signal ? { signal: c.signal } : {}),
           };
           const opArgs = { deps, caller, input: op.idempotent ? input : args };
           // The numbers are in the text too (hosts that show only text): a summary line, then the JSON.

@@ -50,17 +50,24 @@ function applyHeaders(reply: FastifyReply, d: RateDecision): void {
 }
 
 /**
- * Runs after the auth hook (registered after it, same phase): every authenticated request counts
- * against its account, whatever the credential; the headers go on every limited response.
+ * Per-address limits count before the body is read (onRequest: a refused sign-in attempt is not
+ * parsed). Account limits count once the body is parsed (preValidation: a batch counts its items),
+ * after the auth hook resolved the caller (onRequest): every authenticated request counts against
+ * its account, whatever the credential; the headers go on every limited response.
  */
 export function registerRateLimitHook(app: FastifyInstance, deps: Pick<Deps, 'rateLimiter'>): void {
-  app.addHook('preValidation', async (req, reply) => {
+  app.addHook('onRequest', async (req, reply) => {
     const url = req.routeOptions.url;
     if (url && isAddressLimited(url, req.method)) {
       const d = await deps.rateLimiter.consumeAuth(url, req.ip);
       applyHeaders(reply, d);
-      if (!d.allowed) throw refuse(d, 'attempts from this address');
+      if (!d.allowed) {
+        if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) reply.header('connection', 'close');
+        throw refuse(d, 'attempts from this address');
+      }
     }
+  });
+  app.addHook('preValidation', async (req, reply) => {
     if (!req.principal) return;
     const points = req.routeOptions.config.points?.(req) ?? 1;
     if (points <= 0) return;

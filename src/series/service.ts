@@ -23,11 +23,11 @@ const ACCEPTED = [
 
 /** Reads text (CSV, TSV, JSON) into forecast inputs; `field` names the input field in errors. */
 export async function ingestText(ctx: IngestCtx, text: string, options: IngestOptionsT, field: string): Promise<SeriesIngestResponseT> {
-  const { maxBytes, maxRows, maxColumns, maxSeries } = ctx.config.ingest;
+  const { maxBytes, maxRows, maxColumns, maxSeries, maxPoints, gapFillRatio } = ctx.config.ingest;
   const bytes = Buffer.byteLength(text);
   if (bytes > maxBytes) throw new AppError('payload_too_large', `The data is ${bytes} bytes; at most ${maxBytes} are read (INGEST_MAX_BYTES)`);
   const table = await readTable(text, options.format, { maxRows, maxColumns }, field);
-  return { object: 'series.ingest', ...(await shapeSeries(table, options, field, maxSeries)) };
+  return { object: 'series.ingest', ...(await shapeSeries(table, options, field, { maxSeries, maxPoints, gapFillRatio })) };
 }
 
 /** Fetches a source URL through the outbound fetcher (private networks refused), as text. */

@@ -202,8 +202,40 @@ function stepsBetween(a: number, b: number, freq: Frequency, limit: number): num
 
 const tooLong = (uid: string) => new AppError('request_too_large', `Series '${uid}' would be longer than ${LIMITS.maxSeriesLength} steps (gaps included)`);
 
+/** Null steps any answer may fill for gaps, whatever the ratio: a few rows a year apart at a monthly frequency. */
+export const GAP_FILL_FLOOR = 1000;
+
+export interface ShapeLimits {
+  /** Series read (INGEST_MAX_SERIES). */
+  maxSeries: number;
+  /** Points of the answer in all, gaps included (INGEST_MAX_POINTS). */
+  maxPoints: number;
+  /** Null steps filled for gaps per point read from the data, plus GAP_FILL_FLOOR (INGEST_GAP_FILL_RATIO). */
+  gapFillRatio: number;
+}
+
+/**
+ * The answer's size follows from the data sent, not from the distance between its timestamps:
+ * filling gaps is free work for the caller, so it may add at most `gapFillRatio` null steps per
+ * point read (plus GAP_FILL_FLOOR), and the answer holds at most `maxPoints` points. Checked before
+ * any gap is filled: 60 rows 100,000 minutes apart were a 10 MB answer for 2 KB of text.
+ */
+function gapBudget(limits: ShapeLimits, read: number): { fill: number; points: number } {
+  return { fill: Math.floor(limits.gapFillRatio * read) + GAP_FILL_FLOOR, points: limits.maxPoints };
+}
+
+function tooManyFilled(read: number, budget: number, ratio: number, freq: string): AppError {
+  return new AppError(
+    'request_too_large',
+    `The gaps between the timestamps would be filled with more than ${budget} nulls (${read} points read, frequency ${freq}); ` +
+      `at most ${ratio} per point read plus ${GAP_FILL_FLOOR} are filled (INGEST_GAP_FILL_RATIO). ` +
+      'Check the frequency (the step the data really has), aggregate sparse data to a coarser step first, or send gaps: "error" to find the gaps',
+  );
+}
+
 /** Turns a table into forecast inputs: columns, order, duplicates, frequency, gaps. */
-export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, maxSeries: number): Promise<Omit<SeriesIngestResponseT, 'object'>> {
+export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, limits: ShapeLimits): Promise<Omit<SeriesIngestResponseT, 'object'>> {
+  const { maxSeries } = limits;
   const cols = pickColumns(t, o, field);
   const warnings: string[] = [];
   const issues: FieldIssue[] = [];
@@ -291,7 +323,16 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
   const gaps: SeriesIngestResponseT['gaps'] = [];
   const reports: SeriesIngestResponseT['series'] = [];
   const inputs: SeriesIngestResponseT['inputs'] = [];
+  const read = ordered.reduce((a, x) => a + x.times.length, 0);
+  const budget = gapBudget(limits, read);
+  const tooMany = () =>
+    new AppError(
+      'request_too_large',
+      `The series would hold more than ${budget.points} points in all (gaps included); at most ${budget.points} are returned (INGEST_MAX_POINTS). Send fewer or shorter series per request`,
+    );
+  if (read > budget.points) throw tooMany();
   let total = 0;
+  let filled = 0;
   for (const { uid, times, s } of ordered) {
     const target: (number | null)[] = [];
     let missing = 0;
@@ -314,6 +355,11 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
         }
         // Measured before it is filled: two rows millennia apart are billions of steps at 1min.
         if (target.length + steps > LIMITS.maxSeriesLength) throw tooLong(uid);
+        if (steps > 1 && o.gaps !== 'error') {
+          // Counted before the nulls are written: the answer's size is bounded by the data read.
+          if (filled + steps - 1 > budget.fill) throw tooManyFilled(read, budget.fill, limits.gapFillRatio, freq.code);
+          if (total + target.length + steps > budget.points) throw tooMany();
+        }
         if (steps > 1) {
           if (o.gaps === 'error') {
             const at = s.get(time)?.rows[0] ?? 0;
@@ -328,6 +374,7 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
           }
           if (gaps.length < LISTED) gaps.push({ unique_id: uid, after: new Date(prev).toISOString(), missing: steps - 1 });
           missing += steps - 1;
+          filled += steps - 1;
           for (let k = 1; k < steps; k++) target.push(null);
         }
       }
@@ -337,8 +384,7 @@ export async function shapeSeries(t: Table, o: IngestOptionsT, field: string, ma
       if (target.length > LIMITS.maxSeriesLength) throw tooLong(uid);
     }
     total += target.length;
-    if (total > LIMITS.maxTotalPoints)
-      throw new AppError('request_too_large', `The series hold more than ${LIMITS.maxTotalPoints} points in all (gaps included)`);
+    if (total > budget.points) throw tooMany();
     const start = new Date(times[0] as number).toISOString();
     const end = new Date(times.at(-1) as number).toISOString();
     reports.push({ unique_id: uid, start, end, length: target.length, observed: target.length - missing, missing });

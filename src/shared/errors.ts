@@ -120,7 +120,8 @@ export const ERROR_HELP: Record<ErrorCode, ErrorHelp> = {
     fix: 'Use a method from the `Allow` header of the answer.',
   },
   request_timeout: {
-    cause: 'The request did not arrive in time: its headers (or body) were sent too slowly, and the connection was closed.',
+    cause:
+      'The request did not arrive in time, and the connection was closed: its headers and body took longer than the server allows (60 s by default), or the body stopped or slowed below its minimum rate (1 KiB/s over 10 s by default).',
     fix: 'Send the whole request at once; check for a stalled proxy or network between you and the service.',
   },
   conflict: {

@@ -27,6 +27,12 @@ export interface Caller {
   idempotencyKey?: string | null;
   /** What the call was charged, filled by the service and read by the boundary (cost headers). */
   receipt?: Receipt;
+  /**
+   * Aborted when the client leaves before the answer is sent (REST: the response's connection
+   * closed; MCP: the HTTP request of the tool call). Metered services pass it to the engine and
+   * do not commit a call whose client left (src/shared/client-gone.ts, ADR 0040).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -172,8 +178,13 @@ export function principalOf(caller: Caller): Principal {
 }
 
 /** What a service needs of the caller to meter a call. */
-export function callInfo(caller: Caller): { requestId: string; source: UsageSource; receipt?: Receipt } {
-  return { requestId: caller.requestId, source: caller.source, ...(caller.receipt ? { receipt: caller.receipt } : {}) };
+export function callInfo(caller: Caller): { requestId: string; source: UsageSource; receipt?: Receipt; signal?: AbortSignal } {
+  return {
+    requestId: caller.requestId,
+    source: caller.source,
+    ...(caller.receipt ? { receipt: caller.receipt } : {}),
+    ...(caller.signal ? { signal: caller.signal } : {}),
+  };
 }
 
 /** Rate-limit points of a call to `op` with `input`: at least 1. */

@@ -7,6 +7,11 @@ import { call, createTestApp, DB_KIND, expectSchema, registerUser, type TestApp,
 
 const ingest = (t: TestApp, u: TestUser, body: unknown) => call(t, 'POST', '/v1/series/ingest', { token: u.token, body });
 
+/** 20 series of 3 rows at t0, t0 + 1 min and t0 + 99,999 min: 2 KB of text that were a 10 MB answer of nulls at frequency min. */
+const SPARSE = `unique_id,ds,y\n${Array.from({ length: 20 }, (_, i) =>
+  [0, 1, 99_999].map((m) => `s${i},${new Date(Date.UTC(2024, 0, 1) + m * 60_000).toISOString()},${m}`).join('\n'),
+).join('\n')}\n`;
+
 describe(`POST /v1/series/ingest (${DB_KIND})`, () => {
   let t: TestApp;
   let u: TestUser;
@@ -21,6 +26,9 @@ describe(`POST /v1/series/ingest (${DB_KIND})`, () => {
       if (req.url === '/data.csv') {
         res.writeHead(200, { 'content-type': 'text/csv' });
         res.end('date,sales\n2024-01-01,10\n2024-02-01,12\n2024-03-01,11\n');
+      } else if (req.url === '/sparse.csv') {
+        res.writeHead(200, { 'content-type': 'text/csv' });
+        res.end(SPARSE);
       } else if (req.url === '/page.html') {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<html></html>');
@@ -172,6 +180,44 @@ describe(`POST /v1/series/ingest (${DB_KIND})`, () => {
     assert.equal(many.body.code, 'request_too_large');
     assert.match(many.body.error, /INGEST_MAX_SERIES/);
     await small.close();
+  });
+
+  it('bounds the answer by the data read: gaps fill at most INGEST_GAP_FILL_RATIO nulls per point read (plus 1000), INGEST_MAX_POINTS in all', async () => {
+    assert.ok(SPARSE.length < 2100);
+    for (const body of [
+      { text: SPARSE, frequency: 'min' },
+      { url: `${base}/sparse.csv`, frequency: 'min' },
+    ]) {
+      const r = await ingest(t, u, body);
+      assert.equal(r.status, 413, r.text.slice(0, 300));
+      assert.equal(r.body.code, 'request_too_large');
+      assert.match(r.body.error, /more than 1600 nulls \(60 points read, frequency min\).*INGEST_GAP_FILL_RATIO/);
+      assert.ok(r.text.length < 1000);
+    }
+    // Within the budget the gaps are filled as before: 3 rows a year apart, monthly; 2 values and 25 nulls daily.
+    const year = await ingest(t, u, { text: 'ds,y\n2022-01-01,1\n2023-01-01,2\n2024-01-01,3\n', frequency: 'MS' });
+    assert.equal(year.status, 200, year.text);
+    assert.equal(year.body.inputs[0].target.length, 25);
+    const tight = await createTestApp({ env: { INGEST_GAP_FILL_RATIO: '0', INGEST_MAX_POINTS: '1200' } });
+    const tu = await registerUser(tight);
+    const days = (n: number, step = 1) => Array.from({ length: n }, (_, i) => `${new Date(Date.UTC(2020, 0, 1 + i * step)).toISOString().slice(0, 10)},${i}`);
+    // Ratio 0: the floor of 1000 nulls remains; one more is refused.
+    const floor = await ingest(tight, tu, { text: `ds,y\n${days(2, 1001).join('\n')}\n`, frequency: 'D' });
+    assert.equal(floor.status, 200, floor.text.slice(0, 300));
+    assert.equal(floor.body.series[0].missing, 1000);
+    const over = await ingest(tight, tu, { text: `ds,y\n${days(2, 1002).join('\n')}\n`, frequency: 'D' });
+    assert.equal(over.status, 413, over.text);
+    assert.match(over.body.error, /INGEST_GAP_FILL_RATIO/);
+    // INGEST_MAX_POINTS counts the points read and the nulls filled.
+    const read = await ingest(tight, tu, { text: `ds,y\n${days(1201).join('\n')}\n` });
+    assert.equal(read.status, 413, read.text.slice(0, 300));
+    assert.match(read.body.error, /at most 1200 are returned \(INGEST_MAX_POINTS\)/);
+    // 300 points and 949 nulls: within the fill budget, past the points.
+    const late = `${new Date(Date.UTC(2020, 0, 1 + 299 + 950)).toISOString().slice(0, 10)},1`;
+    const both = await ingest(tight, tu, { text: `ds,y\n${[...days(300), late].join('\n')}\n`, frequency: 'D' });
+    assert.equal(both.status, 413, both.text.slice(0, 300));
+    assert.match(both.body.error, /INGEST_MAX_POINTS/);
+    await tight.close();
   });
 
   it('raw text/csv and text/tab-separated-values uploads; other routes refuse text/csv with 415', async () => {
