@@ -283,7 +283,8 @@ describe(`the request lifecycle: a client that leaves before its answer (${DB_KI
   test('a running job is stopped and a queued one dropped; nothing is held, charged or recorded', async () => {
     const engine = createEngine({ poolSize: 1, timeoutMs: 120_000, maxQueue: 64, modelsDir: '/nonexistent', threads: 1 });
     const stats = () => engine.stats?.() ?? { running: -1, waiting: -1 };
-    const t = await createListeningApp({ overrides: { engine, backgroundJobs: false } });
+    // The job must run for seconds: its work bound (ADR 0039) is raised with the engine's time limit.
+    const t = await createListeningApp({ overrides: { engine, backgroundJobs: false }, env: { INFERENCE_MAX_JOB_WORK_MS: '60000' } });
     try {
       const port = Number(new URL(t.baseUrl).port);
       const u = await registerUser(t);
