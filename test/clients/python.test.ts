@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { parseFrequency, stepTime } from '../../src/forecasting/frequency.ts';
 import { createKey, registerUser } from '../helpers/app.ts';
 import { createListeningApp, type ListeningApp } from '../helpers/listen.ts';
+import { GRID_CODES, GRID_STARTS } from './grid-cases.ts';
 
 const PY_DIR = join(import.meta.dirname, '..', '..', 'clients', 'python');
 
@@ -66,36 +67,8 @@ describe('Python client (clients/python) against the real server', { skip }, () 
   }
 
   test('tsfm_client.frequency steps every grid as the service does (the forecast continues the filled series)', () => {
-    const codes = [
-      'D',
-      '3D',
-      'B',
-      'W',
-      'W-WED',
-      'W-SUN',
-      'h',
-      '15min',
-      's',
-      'MS',
-      '2MS',
-      'M',
-      'ME',
-      'QS',
-      'QS-FEB',
-      'QS-MAR',
-      'Q',
-      'Q-NOV',
-      'QE-OCT',
-      'YS',
-      'YS-JUL',
-      'AS-JUL',
-      'Y',
-      'Y-JUN',
-      'YE-JUN',
-      'A-FEB',
-      '2YS-JUL',
-    ];
-    const starts = ['2021-02-01', '2021-02-28', '2020-07-01', '2021-06-30', '2024-01-06', '2024-02-29T10:30:00Z', '1999-12-31'];
+    const codes = GRID_CODES;
+    const starts = GRID_STARTS;
     const ks = [0, 1, 2, 5, 13, 40];
     const script = [
       'import json, sys',

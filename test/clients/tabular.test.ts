@@ -13,6 +13,7 @@ import {
   rowsToCsv,
 } from '../../sdk/src/tabular.ts';
 import { parseFrequency as serverParseFrequency, stepTime as serverStepTime } from '../../src/forecasting/frequency.ts';
+import { GRID_CODES, GRID_STARTS } from './grid-cases.ts';
 
 describe('tsfm input parsing (sdk/src/tabular.ts)', () => {
   test('long-format CSV: grouped by unique_id in first-seen order, sorted by ds, empty y is missing', () => {
@@ -88,36 +89,8 @@ describe('tsfm input parsing (sdk/src/tabular.ts)', () => {
   });
 
   test("the grid stepped here is the service's (so the forecast continues the filled series)", () => {
-    const codes = [
-      'D',
-      '3D',
-      'B',
-      'W',
-      'W-WED',
-      'W-SUN',
-      'h',
-      '15min',
-      's',
-      'MS',
-      '2MS',
-      'M',
-      'ME',
-      'QS',
-      'QS-FEB',
-      'QS-MAR',
-      'Q',
-      'Q-NOV',
-      'QE-OCT',
-      'YS',
-      'YS-JUL',
-      'AS-JUL',
-      'Y',
-      'Y-JUN',
-      'YE-JUN',
-      'A-FEB',
-      '2YS-JUL',
-    ];
-    const starts = ['2021-02-01', '2021-02-28', '2020-07-01', '2021-06-30', '2024-01-06', '2024-02-29T10:30:00Z', '1999-12-31'];
+    const codes = GRID_CODES;
+    const starts = GRID_STARTS;
     for (const code of codes) {
       const mine = parseFrequency(code);
       const theirs = serverParseFrequency(code);
